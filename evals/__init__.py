@@ -1,0 +1,1 @@
+"""Evaluation tooling for PCM: LoCoMo loading, metrics and baseline retrievers."""

@@ -1,0 +1,94 @@
+"""Fit the surprise router on one scenario file; it is only ever scored on another.
+
+Two things are fitted from the probes' measured signals:
+- θ_low/θ_high per scorer: the pair of cut points on S_eff with the best 3-way accuracy;
+- the router: a multinomial logistic regression over all signals (standardised,
+  class-balanced), saved as plain numbers so PCM needs no scikit-learn at run time.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from pcm.config import SCORERS, PCMContext
+from pcm.formulas import LEVELS, effective_surprisal
+from pcm.perception.surprise import FEATURES, RouterModel, raw_surprisal
+from pcm.world.knowledge_graph import atomic_write_text
+
+
+def scorer_s_eff(record, scorer: str, ctx: PCMContext) -> float:
+    signals = record.signals
+    return effective_surprisal(raw_surprisal(scorer, signals, ctx.hybrid_alpha), signals["retrieval_entropy"],
+                               ctx.surprise_lambda)
+
+
+def fit_thresholds(values: list[float], expected: list[str]) -> tuple[float, float]:
+    """The (θ_low, θ_high) with the best accuracy of low ≤ θ_low < medium ≤ θ_high < high."""
+    points = sorted(set(values))
+    cuts = [points[0] - 1e-6] + [(a + b) / 2 for a, b in zip(points, points[1:])] + [points[-1] + 1e-6]
+    x = np.asarray(values)
+    truth = np.asarray([LEVELS.index(e) for e in expected])
+    best, best_pair = -1.0, (cuts[0], cuts[-1])
+    for i, low in enumerate(cuts):
+        for high in cuts[i:]:
+            taken = np.where(x <= low, 0, np.where(x > high, 2, 1))
+            accuracy = float((taken == truth).mean())
+            if accuracy > best:
+                best, best_pair = accuracy, (low, high)
+    return float(best_pair[0]), float(best_pair[1])
+
+
+def fit_router(records, features: tuple[str, ...] = FEATURES, c: float = 1.0) -> dict:
+    x = np.asarray([[r.signals[f] for f in features] for r in records], dtype=float)
+    y = np.asarray([r.expected for r in records])
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=2000)
+    model.fit((x - mean) / scale, y)
+    order = [list(model.classes_).index(level) for level in LEVELS]
+    return {"features": list(features), "classes": list(LEVELS), "mean": mean.tolist(), "scale": scale.tolist(),
+            "coef": model.coef_[order].tolist(), "intercept": model.intercept_[order].tolist()}
+
+
+def predict_router(spec: dict, records) -> list[str]:
+    model = RouterModel(spec)
+    out = []
+    for r in records:
+        probabilities = model.probabilities(r.signals)
+        out.append(max(probabilities, key=probabilities.get))
+    return out
+
+
+def fit_calibration(records, ctx: PCMContext, source: str) -> dict:
+    expected = [r.expected for r in records]
+    return {
+        "fitted_on": source,
+        "fitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "scenarios": len(records),
+        "settings": {"surprise_lambda": ctx.surprise_lambda, "hybrid_alpha": ctx.hybrid_alpha},
+        "thresholds": {s: list(fit_thresholds([scorer_s_eff(r, s, ctx) for r in records], expected))
+                       for s in SCORERS},
+        "router": fit_router(records),
+    }
+
+
+def signal_contributions(train, test) -> dict[str, float]:
+    """Held-out accuracy of the router with all signals, and the drop when each one is left out."""
+    def accuracy(features):
+        spec = fit_router(train, features)
+        return float(np.mean([p == r.expected for p, r in zip(predict_router(spec, test), test)]))
+
+    full = accuracy(FEATURES)
+    out = {"all_signals": full}
+    for feature in FEATURES:
+        out[f"without_{feature}"] = accuracy(tuple(f for f in FEATURES if f != feature))
+    return out
+
+
+def save_calibration(calibration: dict, path: str | Path) -> None:
+    atomic_write_text(Path(path), json.dumps(calibration, indent=2, ensure_ascii=False))

@@ -1,0 +1,151 @@
+"""Belief-revision scenarios: does PCM route each probe right, and does the current fact win?
+
+For each scenario: fresh memory (its own user namespace), replay `history`, process
+`probe`, record S_raw, H(C), S_eff and the level taken; then retrieve for `query` and
+check that the best memory containing `current` ranks above every memory containing
+`outdated`. The plain dense baseline (MiniLM over the raw messages) is scored on the
+same check in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from langgraph.checkpoint.memory import InMemorySaver
+from tqdm import tqdm
+
+from pcm.api import PCM
+from pcm.config import PCMContext
+from pcm.formulas import LEVELS
+from pcm.services import Services
+
+logger = logging.getLogger(__name__)
+REQUIRED = ("id", "history", "probe", "expected_level", "query", "current")
+
+
+def load_scenarios(path: str | Path) -> list[dict]:
+    """Read a scenarios JSONL file; a malformed line is an error naming the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no scenario file at {path}")
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        missing = [k for k in REQUIRED if k not in row]
+        if missing or row["expected_level"] not in LEVELS:
+            raise ValueError(f"{path}:{number}: bad scenario (missing {missing} or unknown level)")
+        rows.append(row)
+    return rows
+
+
+def _rank_of(contents: list[str], needle: str | None) -> int | None:
+    if not needle:
+        return None
+    needle = needle.lower()
+    return next((i for i, text in enumerate(contents) if needle in text.lower()), None)
+
+
+def current_wins(contents: list[str], current: str, outdated: str | None) -> bool:
+    """True when a memory holding `current` ranks above every memory holding `outdated`."""
+    current_rank = _rank_of(contents, current)
+    if current_rank is None:
+        return False
+    outdated_rank = _rank_of(contents, outdated)
+    return outdated_rank is None or current_rank < outdated_rank
+
+
+@dataclass
+class ScenarioRecord:
+    id: str
+    lang: str
+    expected: str
+    level: str
+    level_source: str
+    s_raw: float
+    retrieval_entropy: float
+    s_eff: float
+    signals: dict
+    current_over_outdated: bool | None
+    dense_current_over_outdated: bool | None
+    weights: dict
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def dense_baseline_contents(services: Services, messages: list[str], query: str) -> list[str]:
+    vectors = services.embedder.encode(messages)
+    order = np.argsort(-(vectors @ services.embedder.encode_one(query)))
+    return [messages[i] for i in order]
+
+
+def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | None = None,
+                  progress: bool = True) -> list[ScenarioRecord]:
+    """Replay every scenario in its own user namespace of a temporary data directory."""
+    records = []
+    with tempfile.TemporaryDirectory(prefix="pcm-scenarios-") as folder:
+        ctx = ctx.replace(data_dir=folder)
+        services = Services(ctx) if services is None else _rebind(services, ctx)
+        pcm = PCM(ctx, services, checkpointer=InMemorySaver())
+        for scenario in tqdm(scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=not progress):
+            user = f"scenario-{scenario['id']}"
+            for message in scenario["history"]:
+                pcm.process(message, user_id=user)
+            out = pcm.process(scenario["probe"], user_id=user)
+            packet = out["surprisal"]
+            found = pcm.search(scenario["query"], user_id=user, top_k=20)
+            contents = [m.content for m in found]
+            is_high = scenario["expected_level"] == "high" and scenario.get("outdated")
+            dense = dense_baseline_contents(services, [*scenario["history"], scenario["probe"]], scenario["query"])
+            graph = pcm.memory(user)
+            records.append(ScenarioRecord(
+                id=scenario["id"], lang=scenario.get("lang", "en"), expected=scenario["expected_level"],
+                level=packet["level"], level_source=packet["level_source"], s_raw=packet["s_raw"],
+                retrieval_entropy=packet["retrieval_entropy"], s_eff=packet["s_eff"], signals=packet["signals"],
+                current_over_outdated=current_wins(contents, scenario["current"], scenario.get("outdated"))
+                if is_high else None,
+                dense_current_over_outdated=current_wins(dense, scenario["current"], scenario.get("outdated"))
+                if is_high else None,
+                weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}))
+    return records
+
+
+def _rebind(services: Services, ctx: PCMContext) -> Services:
+    """Fresh services on a new data directory that reuse the already-loaded models."""
+    fresh = Services(ctx, chat_model=services._chat_model)
+    fresh.__dict__.update({k: services.__dict__[k] for k in ("embedder", "language_model") if k in services.__dict__})
+    return fresh
+
+
+def routing_metrics(records: list[ScenarioRecord]) -> dict:
+    """3-way accuracy, macro-F1, confusion matrix (rows expected, columns taken; low/medium/high)."""
+    index = {level: i for i, level in enumerate(LEVELS)}
+    confusion = np.zeros((3, 3), dtype=int)
+    for r in records:
+        confusion[index[r.expected], index[r.level]] += 1
+    f1s = []
+    for i in range(3):
+        tp = confusion[i, i]
+        precision = tp / confusion[:, i].sum() if confusion[:, i].sum() else 0.0
+        recall = tp / confusion[i, :].sum() if confusion[i, :].sum() else 0.0
+        f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    languages = sorted({r.lang for r in records})
+    revisions = [r.current_over_outdated for r in records if r.current_over_outdated is not None]
+    dense = [r.dense_current_over_outdated for r in records if r.dense_current_over_outdated is not None]
+    return {
+        "routing_accuracy": float(np.trace(confusion) / max(1, confusion.sum())),
+        "macro_f1": float(np.mean(f1s)),
+        "current_over_outdated": float(np.mean(revisions)) if revisions else None,
+        "dense_current_over_outdated": float(np.mean(dense)) if dense else None,
+        "per_language": {lang: float(np.mean([r.level == r.expected for r in records if r.lang == lang]))
+                         for lang in languages},
+        "confusion": confusion.tolist(),
+        "level_sources": {s: sum(r.level_source == s for r in records) for s in sorted({r.level_source for r in records})},
+    }

@@ -1,0 +1,92 @@
+"""`PCM`: the graph with a durable checkpointer, plus direct access to each user's memory.
+
+This is what the CLI, the evaluation harness and the agent tools use. Threads are
+namespaced by user, so two users who both call their thread "main" never share
+working memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from pcm.config import PCMContext, load_context
+from pcm.graph import build_graph
+from pcm.models import MemoryChange, RetrievedMemory
+from pcm.nodes import validate_input
+from pcm.nodes.memory import flush_working_memory
+from pcm.services import Services
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
+from pcm.world.retrieval import retrieve
+from pcm.world.store import validate_user_id
+
+logger = logging.getLogger(__name__)
+
+
+def sqlite_checkpointer(data_dir: str | Path):
+    """A SQLite checkpointer under the data directory (working memory survives restarts)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = Path(data_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    return SqliteSaver(sqlite3.connect(path / "checkpoints.sqlite", check_same_thread=False))
+
+
+class PCM:
+    """One PCM deployment: settings, loaded models, memory store, checkpointed graph."""
+
+    def __init__(self, ctx: PCMContext | None = None, services: Services | None = None, checkpointer: Any = "sqlite"):
+        self.ctx = ctx or load_context()
+        self.services = services or Services(self.ctx)
+        if checkpointer == "sqlite":
+            checkpointer = sqlite_checkpointer(self.ctx.data_dir)
+        self.checkpointer = checkpointer
+        self.graph = build_graph(self.services, checkpointer=checkpointer)
+
+    def config(self, user_id: str, thread_id: str | None = None) -> dict:
+        validate_user_id(user_id)
+        return {"configurable": {"thread_id": f"{user_key(user_id)}/{thread_id or 'main'}"}}
+
+    def process(self, text: str, *, user_id: str = "default", thread_id: str | None = None,
+                speaker: str | None = None, timestamp: str | None = None,
+                dialog_ids: list[str] | None = None) -> dict:
+        """Run one turn through the graph; bad input raises ValueError before anything changes."""
+        validate_input(text, self.ctx)
+        config = self.config(user_id, thread_id)
+        payload = {"user_input": text, "user_id": user_id, "speaker": speaker, "timestamp": timestamp,
+                   "dialog_ids": dialog_ids or []}
+        return self.graph.invoke(payload, config, context=self.ctx)
+
+    def state(self, user_id: str, thread_id: str | None = None) -> dict:
+        if self.checkpointer is None:
+            return {}
+        return self.graph.get_state(self.config(user_id, thread_id)).values
+
+    def flush(self, user_id: str, thread_id: str | None = None) -> list[dict]:
+        """Consolidate everything in working memory now and empty it (e.g. at the end of an ingestion)."""
+        config = self.config(user_id, thread_id)
+        state = self.state(user_id, thread_id)
+        changes = flush_working_memory(state, config["configurable"]["thread_id"], self.ctx, self.services)
+        if state:
+            self.graph.update_state(config, {"working_memory": [], "pending_consolidation": []},
+                                    as_node="persist")
+        return changes
+
+    def memory(self, user_id: str, create: bool = False) -> WeightedKnowledgeGraph:
+        return self.services.store.open(user_id, create=create)
+
+    def search(self, query: str, *, user_id: str = "default", top_k: int | None = None, use_intent: bool = True,
+               use_weights: bool = True, expand: bool = True) -> list[RetrievedMemory]:
+        """Intent-masked retrieval for `query` without changing memory; unknown users have none."""
+        validate_input(query, self.ctx)
+        if not self.services.store.exists(user_id):
+            return []
+        graph = self.memory(user_id)
+        intent = self.services.intent_router.classify(query).distribution if use_intent else None
+        return retrieve(graph, query, self.services.embedder.encode_one(query), self.ctx, intent=intent,
+                        top_k=top_k, use_weights=use_weights, expand=expand)
+
+    def history(self, user_id: str, node_id: str) -> list[MemoryChange]:
+        return self.memory(user_id).history(node_id)

@@ -1,0 +1,167 @@
+"""Static settings: one dataclass passed to the graph as its `context_schema`.
+
+Precedence, lowest first: the dataclass defaults (the spec's values), a YAML file
+(`--config FILE`, `$PCM_CONFIG`, or `./pcm.yaml`), environment variables
+`PCM_<FIELD>` (upper case), then explicit keyword overrides. API keys are never
+read from here: only from the environment or `.env` (see `pcm.llm`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_DOMAINS = ("Coding", "Academic", "Personal", "Casual", "Professional")
+SCORERS = ("nll", "nll_delta", "hybrid")
+ROUTERS = ("calibrated", "threshold")
+PACKAGE_DIR = Path(__file__).resolve().parent
+DEFAULT_CALIBRATION = PACKAGE_DIR / "calibration" / "default.json"
+
+#: Band edges per scorer, on that scorer's scale, before any calibration file:
+#: nll from the README's config (1.0 / 3.0 nats per token), hybrid from the
+#: processing-flow table (0.3 / 0.7); nll_delta is symmetric around "context neither
+#: helps nor hurts".
+SPEC_THRESHOLDS: dict[str, tuple[float, float]] = {
+    "nll": (1.0, 3.0),
+    "nll_delta": (-0.25, 0.25),
+    "hybrid": (0.3, 0.7),
+}
+
+
+@dataclass(kw_only=True)
+class PCMContext:
+    """Settings of one PCM deployment (the spec's defaults unless overridden)."""
+
+    data_dir: str = "./data"
+    domains: list[str] = field(default_factory=lambda: list(DEFAULT_DOMAINS))
+    # Layer 1: working memory, intent, surprise
+    token_budget: int = 2000
+    eviction_size: int = 2
+    max_input_chars: int = 20000
+    intent_temperature: float = 0.02
+    scorer: str = "nll"
+    router: str = "calibrated"
+    theta_low: float | None = None
+    theta_high: float | None = None
+    surprise_lambda: float = 0.3
+    hybrid_alpha: float = 0.6
+    surprise_context_tokens: int = 160
+    cascade_confidence: float = 0.6
+    # Layer 2: retrieval and weights
+    top_k: int = 10
+    min_score: float = 0.01
+    lexical_weight: float = 0.3
+    expansion_min_weight: float = 0.3
+    expansion_limit: int = 3
+    dormant_floor: float = 0.05
+    observation_weight: float = 0.6
+    # Layer 3: evolution
+    eta: float = 0.05
+    beta: float = 0.3
+    gamma: float = 0.02
+    correction_weight: float = 0.8
+    hypothesis_min_weight: float = 0.3
+    hypothesis_max_weight: float = 0.5
+    promotion_threshold: float = 0.7
+    related_min_similarity: float = 0.35
+    max_related: int = 3
+    # Models
+    embedding_model: str = ""
+    surprise_model: str = ""
+    surprise_model_file: str = ""
+    calibration_file: str = ""
+    llm_model: str = ""
+    llm_base_url: str = ""
+    llm_timeout: float = 30.0
+    llm_max_retries: int = 2
+
+    def __post_init__(self) -> None:
+        if self.scorer not in SCORERS:
+            raise ValueError(f"scorer must be one of {SCORERS}, got {self.scorer!r}")
+        if self.router not in ROUTERS:
+            raise ValueError(f"router must be one of {ROUTERS}, got {self.router!r}")
+        if not self.domains:
+            raise ValueError("domains must not be empty")
+        if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
+            raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
+        for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1]")
+
+    @property
+    def llm_enabled(self) -> bool:
+        return bool(self.llm_model)
+
+    @property
+    def calibration_path(self) -> Path:
+        return Path(self.calibration_file) if self.calibration_file else DEFAULT_CALIBRATION
+
+    def thresholds(self) -> tuple[float, float]:
+        """θ_low, θ_high of the active scorer: explicit settings, else calibration, else spec."""
+        low, high = load_calibration(self.calibration_path).get("thresholds", {}).get(
+            self.scorer, SPEC_THRESHOLDS[self.scorer])
+        low = self.theta_low if self.theta_low is not None else low
+        high = self.theta_high if self.theta_high is not None else high
+        if low > high:
+            raise ValueError(f"theta_low ({low}) must not exceed theta_high ({high})")
+        return float(low), float(high)
+
+    def replace(self, **changes: Any) -> "PCMContext":
+        return dataclasses.replace(self, **changes)
+
+
+_CALIBRATION_CACHE: dict[tuple[str, float], dict] = {}
+
+
+def load_calibration(path: Path) -> dict:
+    """Read a calibration file (thresholds per scorer, optional router model); {} if absent."""
+    if not path.exists():
+        return {}
+    key = (str(path), path.stat().st_mtime)
+    if key not in _CALIBRATION_CACHE:
+        _CALIBRATION_CACHE[key] = json.loads(path.read_text(encoding="utf-8"))
+    return _CALIBRATION_CACHE[key]
+
+
+def _coerce(value: str, annotation: Any) -> Any:
+    """Turn an environment string into the field's type."""
+    text = str(annotation)
+    if "list" in text:
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if "float" in text:
+        return None if value.lower() in ("", "none") and "None" in text else float(value)
+    if "int" in text:
+        return int(value)
+    return value
+
+
+def load_context(config_file: str | os.PathLike | None = None, **overrides: Any) -> PCMContext:
+    """Build a PCMContext from defaults, YAML, `PCM_*` environment variables and overrides."""
+    values: dict[str, Any] = {}
+    path = config_file or os.environ.get("PCM_CONFIG") or ("pcm.yaml" if Path("pcm.yaml").exists() else None)
+    names = {f.name: f for f in dataclasses.fields(PCMContext)}
+    hints = typing.get_type_hints(PCMContext)
+    if path:
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"config file not found: {path}")
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"config file {path} must hold a mapping of settings")
+        unknown = sorted(set(loaded) - set(names))
+        if unknown:
+            raise ValueError(f"unknown settings in {path}: {', '.join(unknown)}")
+        values.update(loaded)
+    for name in names:
+        env = os.environ.get(f"PCM_{name.upper()}")
+        if env is not None:
+            values[name] = _coerce(env, hints[name])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return PCMContext(**values)

@@ -1,0 +1,58 @@
+"""Layer 3, cognitive evolution: how one turn changes long-term memory.
+
+`correction` (high surprise), `profiling` (medium), `maintenance` (low) and
+`consolidation` (turns evicted from working memory). Each function works on one user's
+WeightedKnowledgeGraph and returns the MemoryChange events it caused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pcm.config import PCMContext
+from pcm.models import MemoryChange, MemoryNode, MemorySource, NodeType, RetrievedMemory
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+
+
+@dataclass
+class TurnInfo:
+    """The input being processed and where it comes from."""
+
+    text: str
+    turn: int
+    thread_id: str | None
+    timestamp: datetime
+    domain: str | None = None
+    speaker: str | None = None
+    dialog_ids: list[str] = field(default_factory=list)
+
+    @property
+    def content(self) -> str:
+        """What the memory stores: the words, prefixed by the speaker when there is one."""
+        return f"{self.speaker}: {self.text}" if self.speaker else self.text
+
+    def source(self) -> MemorySource:
+        return MemorySource(thread_id=self.thread_id, turn=self.turn, dialog_ids=self.dialog_ids,
+                            speaker=self.speaker, session_time=self.timestamp)
+
+
+def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, node_type: NodeType, weight: float,
+                 *, agent: str, reason: str, keywords: list[str] | None = None) -> tuple[MemoryNode, MemoryChange]:
+    """Create one memory from this turn, with its provenance and an audit event."""
+    node = MemoryNode(content=content, type=node_type, domain=info.domain, weight=weight,
+                      created_at=info.timestamp, updated_at=info.timestamp, last_accessed=info.timestamp,
+                      keywords=keywords or [], source=info.source())
+    change = graph.add_node(node, reason=reason, agent=agent, turn=info.turn, thread_id=info.thread_id)
+    return node, change
+
+
+def related_memories(retrieved: list[RetrievedMemory], ctx: PCMContext) -> list[RetrievedMemory]:
+    """The retrieved memories about the same subject as the input: direct hits close to the best one."""
+    hits = [m for m in retrieved if m.via == "search" and m.type != NodeType.ENTITY]
+    if not hits:
+        return []
+    best = max(m.similarity for m in hits)
+    floor = max(ctx.related_min_similarity, 0.75 * best)
+    related = [m for m in hits if m.similarity >= floor]
+    return sorted(related, key=lambda m: -m.score)[:ctx.max_related]

@@ -1,0 +1,75 @@
+"""Consolidation of turns evicted from working memory into long-term memory.
+
+Offline: each evicted turn is an episodic FACT (text, speaker, time) — user turns
+already got theirs when they were processed — linked by `mentions` edges to ENTITY
+nodes for the names it contains, so retrieval can expand through shared entities.
+With an LLM: atomic facts are extracted too, each `derived_from` its episodic turn.
+"""
+
+from __future__ import annotations
+
+from pcm.config import PCMContext
+from pcm.evolution import TurnInfo, write_memory
+from pcm.formulas import reinforce_weight
+from pcm.llm import ExtractedFacts, LLMClient
+from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
+from pcm.prompts import FACT_SYSTEM
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+from pcm.world.text import extract_entities
+
+AGENT = "consolidation"
+
+
+def _turn_info(turn: dict, thread_id: str | None) -> TurnInfo:
+    return TurnInfo(text=turn["content"], turn=turn.get("turn", 0), thread_id=thread_id,
+                    timestamp=as_utc(turn.get("timestamp")), domain=turn.get("domain"),
+                    speaker=turn.get("speaker"), dialog_ids=list(turn.get("dialog_ids") or []))
+
+
+def link_entities(graph: WeightedKnowledgeGraph, node: MemoryNode, info: TurnInfo, ctx: PCMContext
+                  ) -> list[MemoryChange]:
+    """Create or reinforce an ENTITY per name in the memory, and link it with `mentions`."""
+    changes = []
+    for name in extract_entities(info.text):
+        entity_id = graph.entity_id(name)
+        if entity_id in graph:
+            entity = graph.node(entity_id)
+            changes.append(graph.update_node(entity_id, weight=reinforce_weight(entity.weight, ctx.eta),
+                                             now=info.timestamp, agent=AGENT, turn=info.turn,
+                                             thread_id=info.thread_id, reason=f"mentioned again: {node.id}"))
+        else:
+            entity = MemoryNode(id=entity_id, content=name, type=NodeType.ENTITY, domain=info.domain,
+                                weight=ctx.observation_weight, created_at=info.timestamp,
+                                updated_at=info.timestamp, last_accessed=info.timestamp, source=info.source())
+            changes.append(graph.add_node(entity, reason="entity first mentioned", agent=AGENT, turn=info.turn,
+                                          thread_id=info.thread_id))
+        graph.add_edge(MemoryEdge(source=node.id, target=entity_id, relation="mentions",
+                                  weight=ctx.observation_weight, timestamp=info.timestamp))
+    return changes
+
+
+def consolidate_turns(graph: WeightedKnowledgeGraph, turns: list[dict], thread_id: str | None, ctx: PCMContext,
+                      llm: LLMClient | None) -> list[MemoryChange]:
+    changes: list[MemoryChange] = []
+    with graph.lock:
+        for turn in turns:
+            info = _turn_info(turn, thread_id)
+            node_id = turn.get("node_id")
+            if node_id and node_id in graph:
+                node = graph.node(node_id)
+            else:
+                node, created = write_memory(graph, info, info.content, NodeType.FACT, ctx.observation_weight,
+                                             agent=AGENT, reason=f"episodic memory of an evicted {turn['role']} turn")
+                changes.append(created)
+            changes.extend(link_entities(graph, node, info, ctx))
+            if llm is not None:
+                extracted = llm.structured(ExtractedFacts, FACT_SYSTEM, info.content)
+                for fact in (extracted.facts if extracted else []):
+                    if not fact.strip():
+                        continue
+                    atom, created = write_memory(graph, info, fact.strip(), NodeType.FACT, ctx.observation_weight,
+                                                 agent=AGENT, reason="atomic fact extracted by the LLM")
+                    graph.add_edge(MemoryEdge(source=atom.id, target=node.id, relation="derived_from",
+                                              weight=ctx.observation_weight, timestamp=info.timestamp))
+                    changes.append(created)
+    return changes

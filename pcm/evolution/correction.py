@@ -1,0 +1,56 @@
+"""Correction (high surprise): decay the contradicted memories, write the new FACT, link `supersedes`."""
+
+from __future__ import annotations
+
+from pcm.config import PCMContext
+from pcm.evolution import TurnInfo, related_memories, write_memory
+from pcm.formulas import decay_weight
+from pcm.llm import RelationJudgement
+from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+
+AGENT = "correction"
+
+
+def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
+                   judgement: RelationJudgement | None = None) -> list[RetrievedMemory]:
+    """The memories the input contradicts.
+
+    With an LLM judgement: the retrieved memories it names. Offline (or if it names
+    none that were retrieved): the strongest retrieved memories about the same subject.
+    """
+    if judgement is not None and judgement.conflicting_ids:
+        named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]
+        if named:
+            return named
+    return related_memories(retrieved, ctx)
+
+
+def decay_strength(packet: SurprisalPacket) -> float:
+    """S_eff used in w·exp(−β·S_eff): the measured S_eff, at least θ_high.
+
+    A turn routed here by the calibrated router or the LLM is a contradiction even when
+    its S_eff lies below θ_high; it is decayed as strongly as a threshold-routed one.
+    """
+    return max(packet.s_eff, packet.theta_high)
+
+
+def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: list[RetrievedMemory],
+                     packet: SurprisalPacket, ctx: PCMContext) -> tuple[str, list[MemoryChange]]:
+    """Decay each conflicting memory, write the input as a FACT (w = correction_weight), link supersedes."""
+    with graph.lock:
+        changes = []
+        strength = decay_strength(packet)
+        for memory in conflicts:
+            old = graph.node(memory.id).weight
+            changes.append(graph.update_node(
+                memory.id, weight=decay_weight(old, ctx.beta, strength), now=info.timestamp, agent=AGENT,
+                turn=info.turn, thread_id=info.thread_id,
+                reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"))
+        node, created = write_memory(graph, info, info.content, NodeType.FACT, ctx.correction_weight, agent=AGENT,
+                                     reason=f"new fact superseding {len(conflicts)} memories")
+        changes.insert(0, created)
+        for memory in conflicts:
+            graph.add_edge(MemoryEdge(source=node.id, target=memory.id, relation="supersedes",
+                                      weight=ctx.correction_weight, timestamp=info.timestamp))
+        return node.id, changes

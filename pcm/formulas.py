@@ -1,0 +1,129 @@
+"""Every formula of the PCM specification, in one place.
+
+Each function carries the formula it implements, with the section of
+`pcm-math-formalization.md` (or the processing-flow document) it comes from,
+so the maths can be checked against the spec here and nowhere else.
+Weights are confidences in [0, 1]; every update clamps to that range.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+LEVELS = ("low", "medium", "high")
+
+
+def clamp_weight(w: float) -> float:
+    """Clamp a confidence weight to [0, 1] (spec §2.1: w ∈ [0, 1])."""
+    return min(1.0, max(0.0, float(w)))
+
+
+def softmax(scores: Sequence[float], temperature: float = 1.0) -> list[float]:
+    """P(I | u) = Softmax(f(u) / T) (spec §3.1). Stable for large inputs."""
+    if not scores:
+        return []
+    if temperature <= 0:
+        raise ValueError("temperature must be > 0")
+    scaled = [s / temperature for s in scores]
+    top = max(scaled)
+    exps = [math.exp(s - top) for s in scaled]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def retrieval_score(similarity: float, intent_relevance: float, weight: float) -> float:
+    """Score(ε) = sim(emb(u), emb(ε)) · P(d(ε) | u) · w (spec §3.2).
+
+    A negative cosine similarity carries no evidence of relevance, so it is floored at 0.
+    """
+    return max(0.0, similarity) * intent_relevance * weight
+
+
+def retrieval_entropy(scores: Sequence[float]) -> float:
+    """Normalised retrieval entropy H(C) ∈ [0, 1] (spec §4.2).
+
+    ŝ = s / Σs over the retrieved context C, H(C) = −Σ ŝ log ŝ / log |C|.
+    Dividing by log |C| (the entropy of a uniform C) keeps λ·H(C) ≤ λ whatever k is.
+    A single memory is a certain retrieval (H = 0); an empty retrieval is total
+    ignorance (H = 1).
+    """
+    positive = [s for s in scores if s > 0]
+    if not positive:
+        return 1.0
+    if len(positive) == 1:
+        return 0.0
+    total = sum(positive)
+    entropy = -sum((s / total) * math.log(s / total) for s in positive)
+    return min(1.0, max(0.0, entropy / math.log(len(positive))))
+
+
+def effective_surprisal(s_raw: float, entropy: float, lam: float, has_context: bool = True) -> float:
+    """S_eff = S_raw · (1 − λ · H(C)) (spec §4.2).
+
+    With nothing retrieved the input cannot conflict with memory (ignorance is not
+    conflict), so surprise is suppressed to 0, as the blueprint's error handling asks.
+    """
+    if not has_context:
+        return 0.0
+    return s_raw * (1.0 - lam * entropy)
+
+
+def hybrid_surprisal(semantic_distance: float, conflict: float, alpha: float) -> float:
+    """S_raw = α · semantic_distance + (1 − α) · conflict_score (processing flow §5.1)."""
+    return alpha * semantic_distance + (1.0 - alpha) * conflict
+
+
+def surprise_level(s_eff: float, theta_low: float, theta_high: float) -> str:
+    """low if S_eff ≤ θ_low, high if S_eff > θ_high, medium in between (spec §5.2)."""
+    if theta_low > theta_high:
+        raise ValueError("theta_low must not exceed theta_high")
+    if s_eff <= theta_low:
+        return "low"
+    if s_eff > theta_high:
+        return "high"
+    return "medium"
+
+
+def reinforce_weight(w: float, eta: float) -> float:
+    """Maintenance: w ← w + η · (1 − w) (spec §5.2 case A). Tends to 1, never exceeds it."""
+    return clamp_weight(w + eta * (1.0 - w))
+
+
+def decay_weight(w: float, beta: float, s_eff: float) -> float:
+    """Correction: w ← w · exp(−β · S_eff) (spec §5.2 case C)."""
+    return clamp_weight(w * math.exp(-beta * s_eff))
+
+
+def time_decay_weight(w: float, gamma: float, dt_days: float) -> float:
+    """Unconfirmed hypothesis: w ← w · exp(−γ · Δt), Δt in days (spec §5.2 case B).
+
+    Decay composes (e^{−γa}·e^{−γb} = e^{−γ(a+b)}), so applying it for each elapsed
+    interval is exact. Negative Δt (clock skew, out-of-order replays) decays nothing.
+    """
+    return clamp_weight(w * math.exp(-gamma * max(0.0, dt_days)))
+
+
+def hypothesis_weight(s_eff: float, theta_low: float, theta_high: float,
+                      w_min: float = 0.3, w_max: float = 0.5) -> float:
+    """Profiling: w_init = σ(S_eff) mapped to [w_min, w_max] (spec §5.2 case B).
+
+    S_eff is centred on the medium band and scaled by its width,
+    z = 4 · (S_eff − (θ_low + θ_high)/2) / (θ_high − θ_low), so the band's edges map to
+    σ(±2) and the result does not depend on the scorer's scale:
+    w_init = w_min + (w_max − w_min) · σ(z). The walkthrough's S_eff = 0.47 with
+    θ = (0.3, 0.7) gives 0.385 (the document rounds to 0.38).
+    """
+    width = max(theta_high - theta_low, 1e-9)
+    z = 4.0 * (s_eff - (theta_low + theta_high) / 2.0) / width
+    return w_min + (w_max - w_min) * (1.0 / (1.0 + math.exp(-z)))
+
+
+def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None) -> float:
+    """P(d(ε) | u): the intent probability of the memory's domain (spec §3.2).
+
+    Without an intent (the unmasked first retrieval) every domain has relevance 1.
+    """
+    if distribution is None:
+        return 1.0
+    return float(distribution.get(domain or "", 0.0))

@@ -1,0 +1,84 @@
+"""The PCM workflow as a LangGraph StateGraph.
+
+initial retrieval → perceive (working memory, intent, surprise) → intent-masked retrieval
+→ [S_eff level] correction | profiling | maintenance (each a compiled subgraph)
+→ consolidate evicted turns → respond (LLM only) → persist.
+
+`graph` is what `langgraph.json` serves (the server supplies the checkpointer);
+`build_graph(...)` compiles one for applications, tests and parent agents.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from pcm.config import PCMContext, load_context
+from pcm.nodes import evolution, memory, perception
+from pcm.services import Services
+from pcm.state import InputState, OutputState, PCMState
+
+
+def _bind(step: Callable, services: Services | None) -> Callable:
+    """Adapt `step(state, [config,] ctx, services)` to a LangGraph node taking the runtime context."""
+    wants_config = "config" in inspect.signature(step).parameters
+
+    def resolve(runtime: Runtime[PCMContext]) -> tuple[PCMContext, Services]:
+        ctx = runtime.context if isinstance(runtime.context, PCMContext) else load_context()
+        return ctx, services or Services.for_context(ctx)
+
+    if wants_config:
+        @functools.wraps(step)
+        def node(state: PCMState, config, runtime: Runtime[PCMContext]) -> dict:
+            ctx, bound = resolve(runtime)
+            return step(state, config, ctx, bound)
+    else:
+        @functools.wraps(step)
+        def node(state: PCMState, runtime: Runtime[PCMContext]) -> dict:
+            ctx, bound = resolve(runtime)
+            return step(state, ctx, bound)
+    del node.__wrapped__
+    return node
+
+
+def _branch(name: str, steps: list[Callable], services: Services | None):
+    builder = StateGraph(PCMState, context_schema=PCMContext)
+    previous = START
+    for step in steps:
+        builder.add_node(step.__name__, _bind(step, services))
+        builder.add_edge(previous, step.__name__)
+        previous = step.__name__
+    builder.add_edge(previous, END)
+    return builder.compile(name=name)
+
+
+def build_graph(services: Services | None = None, checkpointer=None, name: str = "pcm"):
+    """Compile the PCM graph. `services=None` loads models lazily from the runtime context."""
+    builder = StateGraph(PCMState, context_schema=PCMContext, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("retrieve_initial", _bind(perception.retrieve_initial, services))
+    builder.add_node("perceive", _bind(perception.perceive, services))
+    builder.add_node("retrieve_masked", _bind(perception.retrieve_masked, services))
+    builder.add_node("correction", _branch("correction", [evolution.diagnose_conflicts, evolution.correct], services))
+    builder.add_node("profiling", _branch("profiling", [evolution.profile], services))
+    builder.add_node("maintenance", _branch("maintenance", [evolution.maintain], services))
+    builder.add_node("consolidate", _bind(memory.consolidate, services))
+    builder.add_node("respond", _bind(memory.respond, services))
+    builder.add_node("persist", _bind(memory.persist, services))
+    builder.add_edge(START, "retrieve_initial")
+    builder.add_edge("retrieve_initial", "perceive")
+    builder.add_edge("perceive", "retrieve_masked")
+    builder.add_conditional_edges("retrieve_masked", evolution.route_by_surprise,
+                                  ["correction", "profiling", "maintenance"])
+    for branch in ("correction", "profiling", "maintenance"):
+        builder.add_edge(branch, "consolidate")
+    builder.add_edge("consolidate", "respond")
+    builder.add_edge("respond", "persist")
+    builder.add_edge("persist", END)
+    return builder.compile(checkpointer=checkpointer, name=name)
+
+
+graph = build_graph()

@@ -1,0 +1,126 @@
+"""Typed records of the memory: nodes, edges, intents, surprisal packets, audit events.
+
+Graph state holds these as plain JSON dicts (`model_dump(mode="json")`) so the
+checkpointer, the LangGraph server and Studio can all serialise them; these models
+validate them at the edges.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+
+from pydantic import BaseModel, Field, field_validator
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def as_utc(moment: datetime | str | None) -> datetime:
+    """Parse an ISO time (or take a datetime) as an aware UTC datetime; None is now."""
+    if moment is None or moment == "":
+        return utcnow()
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+class NodeType(str, Enum):
+    ENTITY = "entity"
+    ATTRIBUTE = "attribute"
+    HYPOTHESIS = "hypothesis"
+    FACT = "fact"
+
+
+class MemorySource(BaseModel):
+    """Where a memory came from: the thread, turn and dialog ids it was built from."""
+
+    thread_id: str | None = None
+    turn: int | None = None
+    dialog_ids: list[str] = Field(default_factory=list)
+    speaker: str | None = None
+    session_time: datetime | None = None
+
+
+class MemoryNode(BaseModel):
+    id: str = Field(default_factory=lambda: f"m-{uuid.uuid4().hex[:12]}")
+    content: str
+    type: NodeType
+    domain: str | None = None
+    weight: float = Field(ge=0.0, le=1.0)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    last_accessed: datetime = Field(default_factory=utcnow)
+    decayed_at: datetime | None = None
+    keywords: list[str] = Field(default_factory=list)
+    source: MemorySource = Field(default_factory=MemorySource)
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("memory content must not be empty")
+        return value
+
+
+class MemoryEdge(BaseModel):
+    source: str
+    target: str
+    relation: str
+    weight: float = Field(ge=0.0, le=1.0)
+    timestamp: datetime = Field(default_factory=utcnow)
+
+
+class Intent(BaseModel):
+    label: str
+    confidence: float
+    distribution: dict[str, float]
+
+
+class SurprisalPacket(BaseModel):
+    """What the surprise monitor measured for one input, and the level it routes to."""
+
+    content: str
+    scorer: str
+    s_raw: float
+    retrieval_entropy: float
+    s_eff: float
+    theta_low: float
+    theta_high: float
+    level: str
+    level_source: str = "threshold"
+    level_probabilities: dict[str, float] = Field(default_factory=dict)
+    signals: dict[str, float] = Field(default_factory=dict)
+    retrieved_context: list[str] = Field(default_factory=list)
+
+
+class RetrievedMemory(BaseModel):
+    id: str
+    content: str
+    type: NodeType
+    domain: str | None
+    weight: float
+    similarity: float
+    intent_relevance: float
+    score: float
+    via: str = "search"
+    dialog_ids: list[str] = Field(default_factory=list)
+    updated_at: datetime | None = None
+
+
+class MemoryChange(BaseModel):
+    """One audit event: a memory created or re-weighted, and why."""
+
+    turn: int | None = None
+    thread_id: str | None = None
+    node_id: str
+    content: str
+    old_weight: float | None
+    new_weight: float
+    reason: str
+    agent: str
+    timestamp: datetime = Field(default_factory=utcnow)

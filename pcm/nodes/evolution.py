@@ -1,0 +1,51 @@
+"""Step 4: the three evolution branches (each compiled as its own subgraph in `pcm.graph`)."""
+
+from __future__ import annotations
+
+from langchain_core.runnables import RunnableConfig
+
+from pcm.config import PCMContext
+from pcm.evolution.correction import apply_correction, find_conflicts
+from pcm.evolution.maintenance import apply_maintenance
+from pcm.evolution.profiling import apply_profiling
+from pcm.llm import RelationJudgement
+from pcm.models import SurprisalPacket
+from pcm.nodes import dump, memories, thread_of, turn_info, user_of
+from pcm.services import Services
+from pcm.state import PCMState
+
+
+def route_by_surprise(state: PCMState) -> str:
+    """The conditional edge: high → correction, medium → profiling, low → maintenance."""
+    return {"high": "correction", "medium": "profiling", "low": "maintenance"}[state["surprisal"]["level"]]
+
+
+def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> dict:
+    """Which memories the input contradicts: the LLM's diagnosis if configured, else offline."""
+    retrieved = memories(state.get("retrieved"))
+    judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
+    if judgement is None and services.llm is not None:
+        judgement = services.surprise_monitor.judge(state["user_input"], retrieved)
+    return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement)),
+            "judgement": judgement.model_dump(mode="json") if judgement else None}
+
+
+def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
+    graph = services.store.open(user_of(state))
+    node_id, changes = apply_correction(graph, turn_info(state, thread_of(config)), memories(state.get("conflicts")),
+                                        SurprisalPacket.model_validate(state["surprisal"]), ctx)
+    return {"agent": "correction", "memory_node_id": node_id, "changes": dump(changes)}
+
+
+def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
+    graph = services.store.open(user_of(state))
+    node_id, changes = apply_profiling(graph, turn_info(state, thread_of(config)), memories(state.get("retrieved")),
+                                       SurprisalPacket.model_validate(state["surprisal"]), ctx, services.llm)
+    return {"agent": "profiling", "memory_node_id": node_id, "changes": dump(changes)}
+
+
+def maintain(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
+    graph = services.store.open(user_of(state))
+    node_id, changes = apply_maintenance(graph, turn_info(state, thread_of(config)), memories(state.get("retrieved")),
+                                         ctx)
+    return {"agent": "maintenance", "memory_node_id": node_id, "changes": dump(changes)}

@@ -1,0 +1,76 @@
+"""Intent router: P(I | u) over the configured domains.
+
+Offline: cosine similarity of the input to a description of each domain, softmax with
+a temperature. With an LLM configured, the LLM's structured judgement is used and
+this is the fallback. Custom domains without a description are described by their name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pcm.formulas import softmax
+from pcm.models import Intent
+from pcm.world.embeddings import Embedder
+
+DOMAIN_DESCRIPTIONS: dict[str, list[str]] = {
+    "Coding": [
+        "programming, writing code, software development, debugging errors",
+        "frameworks, libraries, APIs, databases, backend and frontend engineering",
+        "写代码，编程，软件开发，调试，框架，接口",
+    ],
+    "Academic": [
+        "studying, research, university, thesis, papers, exams and courses",
+        "learning a scientific subject, a PhD, an advisor, a conference publication",
+        "学习，科研，论文，考试，导师，研究方向",
+    ],
+    "Personal": [
+        "family, relationships, partner, friends, health, home and feelings",
+        "where I live, my children, my body, my diet, personal life events",
+        "家人，恋爱，朋友，健康，生活，感情，住在哪里",
+    ],
+    "Casual": [
+        "hobbies, games, movies, music, food, travel, small talk and weather",
+        "weekend fun, sports for fun, recommendations, chatting",
+        "爱好，电影，音乐，美食，旅行，闲聊，天气，运动",
+    ],
+    "Professional": [
+        "job, career, employer, company, colleagues, manager, salary and work projects",
+        "changing jobs, promotion, business, clients, the office, profession",
+        "工作，职业，公司，同事，老板，工资，跳槽，升职",
+    ],
+}
+
+
+class IntentRouter:
+    def __init__(self, embedder: Embedder, domains: list[str], temperature: float = 0.02,
+                 descriptions: dict[str, list[str]] | None = None):
+        self.embedder = embedder
+        self.domains = list(domains)
+        self.temperature = temperature
+        descriptions = descriptions or DOMAIN_DESCRIPTIONS
+        centroids = []
+        for domain in self.domains:
+            vectors = embedder.encode(descriptions.get(domain, [domain]))
+            centroid = vectors.mean(axis=0)
+            centroids.append(centroid / np.linalg.norm(centroid))
+        self.centroids = np.stack(centroids)
+
+    def classify(self, text: str, recent: str = "") -> Intent:
+        """Intent of `text`, leaning slightly on the recent conversation (P(I | u, Q))."""
+        vector = self.embedder.encode_one(text)
+        if recent:
+            vector = 0.8 * vector + 0.2 * self.embedder.encode_one(recent)
+            vector = vector / np.linalg.norm(vector)
+        probabilities = softmax((self.centroids @ vector).tolist(), self.temperature)
+        return make_intent(dict(zip(self.domains, probabilities)))
+
+
+def make_intent(distribution: dict[str, float]) -> Intent:
+    """An Intent from any non-negative scores: normalised to sum to 1, label = most likely."""
+    total = sum(max(0.0, v) for v in distribution.values())
+    if total <= 0:
+        raise ValueError("an intent distribution needs a positive total")
+    normalised = {k: max(0.0, v) / total for k, v in distribution.items()}
+    label = max(normalised, key=normalised.get)
+    return Intent(label=label, confidence=normalised[label], distribution=normalised)

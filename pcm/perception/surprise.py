@@ -1,0 +1,157 @@
+"""Surprise monitor: S_raw, H(C), S_eff, and the routing level, in one SurprisalPacket.
+
+Scorers (S_raw, each on its own scale, with its own θ_low/θ_high):
+- `nll`       mean per-token NLL of the input given retrieved memories and recent turns (the spec);
+- `nll_delta` that NLL minus the input's NLL with no context: < 0 when memory supports
+              the input, > 0 when memory makes it less likely;
+- `hybrid`    α · semantic distance + (1 − α) · conflict score (processing-flow document), the
+              conflict score from the LLM when one is configured, else from offline cues.
+
+S_eff = S_raw · (1 − λ·H(C)) is always the reported quantity. The routing level comes
+from the `router`: `threshold` compares S_eff with θ_low/θ_high; `calibrated` feeds all
+signals to a small multinomial logistic model fitted by `python -m evals calibrate`
+(no model in the calibration file falls back to thresholds), and, in a cascade, asks
+the LLM (when configured) only about turns the model is unsure of.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+
+import numpy as np
+
+from pcm.config import PCMContext, load_calibration
+from pcm.formulas import effective_surprisal, hybrid_surprisal, retrieval_entropy, softmax, surprise_level
+from pcm.llm import LLMClient, RelationJudgement
+from pcm.models import RetrievedMemory, SurprisalPacket
+from pcm.perception.language_model import CausalLMScorer
+from pcm.prompts import RELATION_SYSTEM, relation_prompt
+from pcm.world.text import content_words
+
+logger = logging.getLogger(__name__)
+
+#: Expressions that announce a change of state (a new job, a move, a break-up, a switch).
+CHANGE_CUES_EN = (
+    "no longer", "not anymore", "anymore", "any more", "used to", "quit", "quitting", "left my", "leaving",
+    "switched", "switching", "moved", "moving to", "changed", "instead", "now", "new job", "first week",
+    "first day", "started at", "starting at", "migrated", "migrating", "replaced", "sold", "broke up",
+    "ended", "divorced", "gave up", "stopped", "former", "ex-", "retired", "became", "finally", "dropped",
+    "cancelled", "resigned", "transferred", "not a", "single again", "went back", "these days",
+)
+CHANGE_CUES_ZH = ("不再", "不干", "换成", "换了", "改成", "改用", "辞职", "离职", "搬到", "搬家", "转行", "转做",
+                  "放弃", "分手", "结束", "现在", "如今", "已经", "不做", "退出", "卖掉", "戒", "入职", "跳槽", "改为")
+ADDITIVE_CUES_EN = ("also", "too", "as well", "another", "in addition", "besides", "new hobby", "started learning",
+                    "recently", "lately", "been getting into", "picked up")
+ADDITIVE_CUES_ZH = ("也", "还", "另外", "最近", "迷上", "开始学", "顺便")
+NEGATIONS_EN = ("not", "never", "n't", "no ")
+NEGATIONS_ZH = ("不", "没", "别")
+
+FEATURES = ("nll", "nll_delta", "max_similarity", "retrieval_entropy", "change_cues", "additive_cues",
+            "negation", "novelty", "conflict")
+
+
+def _count_cues(text: str, english: tuple[str, ...], chinese: tuple[str, ...]) -> int:
+    lowered = f" {text.lower()} "
+    count = sum(1 for cue in english if re.search(rf"(?<![a-z]){re.escape(cue)}(?![a-z])", lowered))
+    return count + sum(1 for cue in chinese if cue in text)
+
+
+def offline_conflict(change_cues: int, negation: int, max_similarity: float) -> float:
+    """An offline stand-in for the LLM's conflict score in [0, 1]: change cues about a remembered subject."""
+    evidence = 0.6 * change_cues + 0.3 * negation
+    return (1.0 - math.exp(-evidence)) * min(1.0, max(0.0, max_similarity) / 0.5)
+
+
+def raw_surprisal(scorer: str, signals: dict[str, float], alpha: float) -> float:
+    """S_raw of one scorer from the measured signals (see the module docstring)."""
+    if scorer == "hybrid":
+        return hybrid_surprisal(1.0 - signals["max_similarity"], signals["conflict"], alpha)
+    return signals[scorer]
+
+
+class RouterModel:
+    """Multinomial logistic regression over the surprise signals, stored as plain JSON numbers."""
+
+    def __init__(self, spec: dict):
+        self.features = list(spec["features"])
+        self.classes = list(spec["classes"])
+        self.mean = np.asarray(spec["mean"], dtype=float)
+        self.scale = np.asarray(spec["scale"], dtype=float)
+        self.coef = np.asarray(spec["coef"], dtype=float)
+        self.intercept = np.asarray(spec["intercept"], dtype=float)
+
+    def probabilities(self, signals: dict[str, float]) -> dict[str, float]:
+        x = (np.asarray([signals[f] for f in self.features]) - self.mean) / self.scale
+        return dict(zip(self.classes, softmax((self.coef @ x + self.intercept).tolist())))
+
+
+class SurpriseMonitor:
+    def __init__(self, language_model: CausalLMScorer, llm: LLMClient | None = None):
+        self.language_model = language_model
+        self.llm = llm
+
+    def signals(self, text: str, memories: list[RetrievedMemory], recent: str) -> dict[str, float]:
+        """Every cheap, offline signal about how `text` relates to memory (see FEATURES)."""
+        context = "\n".join(m.content for m in memories)
+        if recent:
+            context = f"{context}\n{recent}" if context else recent
+        nll = self.language_model.nll(text, context)
+        nll_plain = self.language_model.nll(text, "")
+        searched = [m for m in memories if m.via == "search"]
+        max_similarity = max((m.similarity for m in searched), default=0.0)
+        words = set(content_words(text))
+        known = set(content_words(context))
+        change = _count_cues(text, CHANGE_CUES_EN, CHANGE_CUES_ZH)
+        negation = _count_cues(text, NEGATIONS_EN, NEGATIONS_ZH)
+        return {
+            "nll": nll,
+            "nll_plain": nll_plain,
+            "nll_delta": nll - nll_plain,
+            "max_similarity": max_similarity,
+            "retrieval_entropy": retrieval_entropy([m.score for m in memories]),
+            "change_cues": float(change),
+            "additive_cues": float(_count_cues(text, ADDITIVE_CUES_EN, ADDITIVE_CUES_ZH)),
+            "negation": float(negation),
+            "novelty": len(words - known) / len(words) if words else 0.0,
+            "conflict": offline_conflict(change, negation, max_similarity),
+        }
+
+    def judge(self, text: str, memories: list[RetrievedMemory]) -> RelationJudgement | None:
+        if self.llm is None or not memories:
+            return None
+        return self.llm.structured(RelationJudgement, RELATION_SYSTEM, relation_prompt(text, memories))
+
+    def measure(self, text: str, memories: list[RetrievedMemory], recent: str, ctx: PCMContext,
+                judgement: RelationJudgement | None = None) -> tuple[SurprisalPacket, RelationJudgement | None]:
+        """The packet for `text` given the retrieved `memories`, and any LLM judgement made for it."""
+        signals = self.signals(text, memories, recent)
+        if ctx.scorer == "hybrid" and self.llm is not None and judgement is None:
+            judgement = self.judge(text, memories)
+        if judgement is not None:
+            signals["conflict"] = judgement.conflict_score
+        s_raw = raw_surprisal(ctx.scorer, signals, ctx.hybrid_alpha)
+        entropy = signals["retrieval_entropy"]
+        s_eff = effective_surprisal(s_raw, entropy, ctx.surprise_lambda, has_context=bool(memories))
+        theta_low, theta_high = ctx.thresholds()
+        level, source, probabilities = surprise_level(s_eff, theta_low, theta_high), "threshold", {}
+        if not memories:
+            level, source = "low", "empty-retrieval"
+        elif ctx.router == "calibrated":
+            spec = load_calibration(ctx.calibration_path).get("router")
+            if spec:
+                probabilities = RouterModel(spec).probabilities(signals)
+                level, source = max(probabilities, key=probabilities.get), "calibrated"
+                if probabilities[level] < ctx.cascade_confidence and self.llm is not None:
+                    judgement = judgement or self.judge(text, memories)
+                    if judgement is not None:
+                        level, source = _LEVEL_OF[judgement.relation], "llm"
+        packet = SurprisalPacket(
+            content=text, scorer=ctx.scorer, s_raw=s_raw, retrieval_entropy=entropy, s_eff=s_eff,
+            theta_low=theta_low, theta_high=theta_high, level=level, level_source=source,
+            level_probabilities=probabilities, signals=signals, retrieved_context=[m.id for m in memories])
+        return packet, judgement
+
+
+_LEVEL_OF = {"consistent": "low", "novel": "medium", "contradiction": "high"}

@@ -1,0 +1,42 @@
+"""Token-budgeted sliding working memory, Q_t = [u_{t−k}, r_{t−k}, …, u_t].
+
+Turns are plain dicts (they live in checkpointed graph state). Each carries its token
+count, measured once when it enters. When the window is over budget, the oldest
+`eviction_size` turns leave it together; they are returned, never dropped, and stay in
+state until consolidated into long-term memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Turn = dict[str, Any]
+
+
+def make_turn(role: str, content: str, count_tokens: Callable[[str], int], **extra: Any) -> Turn:
+    return {"role": role, "content": content, "tokens": count_tokens(content), **extra}
+
+
+def window_tokens(window: list[Turn]) -> int:
+    return sum(t["tokens"] for t in window)
+
+
+def admit_turn(window: list[Turn], turn: Turn, budget: int, eviction_size: int) -> tuple[list[Turn], list[Turn]]:
+    """Append `turn`; while over budget evict the oldest turns. Returns (window, evicted).
+
+    The newest turn always stays, even if it alone exceeds the budget.
+    """
+    window = [*window, turn]
+    evicted: list[Turn] = []
+    while window_tokens(window) > budget and len(window) > 1:
+        count = min(eviction_size, len(window) - 1)
+        evicted.extend(window[:count])
+        window = window[count:]
+    return window, evicted
+
+
+def render_window(window: list[Turn], max_turns: int | None = None) -> str:
+    """The recent turns as text, for prompts and the surprise model's context."""
+    turns = window[-max_turns:] if max_turns else window
+    return "\n".join(f"{t.get('speaker') or t['role']}: {t['content']}" for t in turns)

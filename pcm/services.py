@@ -1,0 +1,91 @@
+"""The heavy, shared parts of PCM: models, the memory store and the LLM client.
+
+Graph nodes get them from a `Services` object instead of building them: models load
+once per process (a few seconds each) and are shared by every thread and user.
+`Services.for_context` caches one instance per distinct model/data settings; tests and
+embedding applications can build their own (for example with a fake chat model).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from functools import cached_property
+
+from pcm.config import PCMContext
+from pcm.llm import LLMClient, build_chat_model
+from pcm.perception.intent import IntentRouter
+from pcm.perception.language_model import CausalLMScorer
+from pcm.perception.surprise import SurpriseMonitor
+from pcm.world.embeddings import Embedder
+from pcm.world.store import MemoryStore
+
+logger = logging.getLogger(__name__)
+_MODEL_CACHE: dict[tuple, object] = {}
+_SERVICES_CACHE: dict[tuple, "Services"] = {}
+_LOCK = threading.RLock()
+
+
+def _shared_model(key: tuple, build):
+    with _LOCK:
+        if key not in _MODEL_CACHE:
+            _MODEL_CACHE[key] = build()
+        return _MODEL_CACHE[key]
+
+
+class Services:
+    """Everything a PCM graph needs beyond its settings. Parts load lazily, on first use."""
+
+    def __init__(self, ctx: PCMContext, chat_model: object | None = None):
+        self.ctx = ctx
+        self._chat_model = chat_model
+        self._init_lock = threading.RLock()
+
+    @classmethod
+    def for_context(cls, ctx: PCMContext) -> "Services":
+        key = (ctx.data_dir, ctx.embedding_model, ctx.surprise_model, ctx.surprise_model_file,
+               ctx.surprise_context_tokens, ctx.llm_model, ctx.llm_base_url, tuple(ctx.domains),
+               ctx.intent_temperature, ctx.dormant_floor)
+        with _LOCK:
+            if key not in _SERVICES_CACHE:
+                _SERVICES_CACHE[key] = cls(ctx)
+            return _SERVICES_CACHE[key]
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        with self._init_lock:
+            return _shared_model(("embedder", self.ctx.embedding_model), lambda: Embedder(self.ctx.embedding_model))
+
+    @cached_property
+    def language_model(self) -> CausalLMScorer:
+        with self._init_lock:
+            key = ("lm", self.ctx.surprise_model, self.ctx.surprise_model_file, self.ctx.surprise_context_tokens)
+            return _shared_model(key, lambda: CausalLMScorer(self.ctx.surprise_model, self.ctx.surprise_model_file,
+                                                             self.ctx.surprise_context_tokens))
+
+    @cached_property
+    def llm(self) -> LLMClient | None:
+        """The LLM client, or None on the offline path."""
+        if self._chat_model is not None:
+            return LLMClient(self._chat_model)
+        if self.ctx.llm_enabled:
+            return LLMClient(build_chat_model(self.ctx))
+        return None
+
+    @cached_property
+    def intent_router(self) -> IntentRouter:
+        with self._init_lock:
+            return IntentRouter(self.embedder, self.ctx.domains, self.ctx.intent_temperature)
+
+    @cached_property
+    def surprise_monitor(self) -> SurpriseMonitor:
+        return SurpriseMonitor(self.language_model, self.llm)
+
+    @cached_property
+    def store(self) -> MemoryStore:
+        with self._init_lock:
+            return MemoryStore(self.ctx.data_dir, self.embedder, self.ctx.dormant_floor)
+
+    def warm_up(self) -> None:
+        """Load every model now (for benchmarks and servers), not on the first turn."""
+        _ = self.intent_router, self.surprise_monitor, self.store

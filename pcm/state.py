@@ -1,0 +1,52 @@
+"""Graph state. Values are plain JSON (dicts, lists, strings) so that the checkpointer,
+the LangGraph server and Studio can all store and show them.
+
+`InputState` is what a caller (or a parent graph) gives, `OutputState` what it gets
+back; `PCMState` adds the internal, checkpointed keys (working memory persists
+between turns of a thread).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+
+def turn_changes(current: list[dict] | None, update: list[dict] | None) -> list[dict]:
+    """Memory changes accumulate within a turn; the turn's first node resets them with None."""
+    if update is None:
+        return []
+    return [*(current or []), *update]
+
+
+class InputState(TypedDict, total=False):
+    user_input: str
+    user_id: str
+    speaker: str | None
+    timestamp: str | None
+    dialog_ids: list[str]
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class OutputState(TypedDict, total=False):
+    turn: int
+    intent: dict[str, Any]
+    surprisal: dict[str, Any]
+    retrieved: list[dict[str, Any]]
+    agent: str
+    changes: Annotated[list[dict[str, Any]], turn_changes]
+    response: str | None
+    llm_usage: dict[str, int]
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class PCMState(InputState, OutputState, total=False):
+    working_memory: list[dict[str, Any]]
+    pending_consolidation: list[dict[str, Any]]
+    initial_retrieval: list[dict[str, Any]]
+    judgement: dict[str, Any] | None
+    conflicts: list[dict[str, Any]]
+    memory_node_id: str | None

@@ -1,0 +1,93 @@
+"""Intent-masked retrieval: Score = sim · P(d|I) · w, top-k above δ, then 1-hop expansion.
+
+`sim` is the semantic similarity of the processing-flow document's hybrid form: cosine
+similarity of the embeddings blended with a normalised BM25 score
+(sim = (1 − κ) · cos + κ · bm25), κ = `lexical_weight` (0 gives the pure spec cosine).
+Candidates come from both the vector index and the lexical index, so a memory that
+shares a rare name with the query is found even when its embedding is far away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from pcm.config import PCMContext
+from pcm.formulas import intent_relevance, retrieval_score
+from pcm.models import NodeType, RetrievedMemory
+from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
+
+
+def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float, relevance: float,
+                  score: float, via: str) -> RetrievedMemory:
+    node = graph.node(node_id)
+    return RetrievedMemory(id=node.id, content=node.content, type=node.type, domain=node.domain,
+                           weight=node.weight, similarity=similarity, intent_relevance=relevance,
+                           score=score, via=via, dialog_ids=node.source.dialog_ids, updated_at=node.updated_at)
+
+
+def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray, ctx: PCMContext,
+             intent: Mapping[str, float] | None = None, *, top_k: int | None = None,
+             use_weights: bool = True, expand: bool = True,
+             exclude: set[str] | None = None) -> list[RetrievedMemory]:
+    """The top-k memories for `query` (plus expansions); empty memory gives an empty list."""
+    top_k = top_k or ctx.top_k
+    exclude = exclude or set()
+    if len(graph) == 0:
+        return []
+    pool = max(4 * top_k, 40)
+    dense = dict(graph.dense_search(query_vector, pool))
+    lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
+    missing = [i for i in lexical if i not in dense]
+    dense.update(graph.cosine(query_vector, missing))
+    hits: list[RetrievedMemory] = []
+    for node_id, cosine in dense.items():
+        if node_id in exclude:
+            continue
+        attrs = graph.graph.nodes[node_id]
+        similarity = (1 - ctx.lexical_weight) * cosine + ctx.lexical_weight * lexical.get(node_id, 0.0)
+        relevance = intent_relevance(intent, attrs.get("domain"))
+        weight = attrs["weight"] if use_weights else 1.0
+        score = retrieval_score(similarity, relevance, weight)
+        if score > ctx.min_score:
+            hits.append(_as_retrieved(graph, node_id, similarity, relevance, score, "search"))
+    hits.sort(key=lambda m: -m.score)
+    hits = hits[:top_k]
+    if expand:
+        hits.extend(_expand(graph, hits, ctx, intent, use_weights, exclude))
+    return hits
+
+
+def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,
+            intent: Mapping[str, float] | None, use_weights: bool, exclude: set[str]) -> list[RetrievedMemory]:
+    """1-hop neighbours of the hits along edges of weight ≥ `expansion_min_weight`.
+
+    A neighbour's score is its parent's score times the edge weight (times its own
+    weight): expansion never outranks the memory it came from. Entity nodes are hubs,
+    not answers: a hit's entity neighbour is stepped through to the entity's strongest
+    other memories.
+    """
+    seen = {h.id for h in hits} | exclude
+    found: dict[str, RetrievedMemory] = {}
+    for hit in hits:
+        for neighbour_id, edge in graph.neighbours(hit.id):
+            if edge.weight < ctx.expansion_min_weight:
+                continue
+            targets = [(neighbour_id, edge.weight)]
+            if graph.graph.nodes[neighbour_id]["type"] == NodeType.ENTITY.value:
+                targets = [(i, edge.weight * e.weight) for i, e in graph.neighbours(neighbour_id)[:ctx.expansion_limit]
+                           if e.weight >= ctx.expansion_min_weight]
+            for target_id, strength in targets:
+                attrs = graph.graph.nodes[target_id]
+                if target_id in seen or NodeType(attrs["type"]) not in RETRIEVABLE_TYPES:
+                    continue
+                if attrs["weight"] < graph.dormant_floor:
+                    continue
+                relevance = intent_relevance(intent, attrs.get("domain"))
+                weight = attrs["weight"] if use_weights else 1.0
+                score = hit.score * strength * weight
+                if score > ctx.min_score and (target_id not in found or found[target_id].score < score):
+                    found[target_id] = _as_retrieved(graph, target_id, hit.similarity * strength, relevance,
+                                                     score, f"expansion:{edge.relation}")
+    return sorted(found.values(), key=lambda m: -m.score)[:ctx.expansion_limit]

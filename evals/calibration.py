@@ -8,6 +8,7 @@ Two things are fitted from the probes' measured signals:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -64,10 +65,15 @@ def predict_router(spec: dict, records) -> list[str]:
     return out
 
 
-def fit_calibration(records, ctx: PCMContext, source: str) -> dict:
+def file_digest(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def fit_calibration(records, ctx: PCMContext, source: str | Path) -> dict:
     expected = [r.expected for r in records]
     return {
-        "fitted_on": source,
+        "fitted_on": str(source),
+        "fitted_on_sha256": file_digest(source),
         "fitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "scenarios": len(records),
         "settings": {"surprise_lambda": ctx.surprise_lambda, "hybrid_alpha": ctx.hybrid_alpha},

@@ -20,7 +20,7 @@ import yaml
 
 DEFAULT_DOMAINS = ("Coding", "Academic", "Personal", "Casual", "Professional")
 SCORERS = ("nll", "nll_delta", "hybrid")
-ROUTERS = ("calibrated", "threshold")
+ROUTERS = ("calibrated", "threshold", "off")
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_CALIBRATION = PACKAGE_DIR / "calibration" / "default.json"
 
@@ -45,14 +45,14 @@ class PCMContext:
     token_budget: int = 2000
     eviction_size: int = 2
     max_input_chars: int = 20000
-    intent_temperature: float = 0.02
+    intent_temperature: float = 0.05
     scorer: str = "nll"
     router: str = "calibrated"
     theta_low: float | None = None
     theta_high: float | None = None
     surprise_lambda: float = 0.3
     hybrid_alpha: float = 0.6
-    surprise_context_tokens: int = 160
+    surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
     # Layer 2: retrieval and weights
     top_k: int = 10
@@ -70,7 +70,7 @@ class PCMContext:
     hypothesis_min_weight: float = 0.3
     hypothesis_max_weight: float = 0.5
     promotion_threshold: float = 0.7
-    related_min_similarity: float = 0.35
+    related_min_similarity: float = 0.2
     max_related: int = 3
     # Models
     embedding_model: str = ""

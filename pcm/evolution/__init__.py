@@ -47,12 +47,14 @@ def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, no
     return node, change
 
 
-def related_memories(retrieved: list[RetrievedMemory], ctx: PCMContext) -> list[RetrievedMemory]:
-    """The retrieved memories about the same subject as the input: direct hits close to the best one."""
+def related_memories(retrieved: list[RetrievedMemory], ctx: PCMContext, relative: float = 0.75
+                     ) -> list[RetrievedMemory]:
+    """The retrieved memories about the same subject as the input: direct hits with similarity at
+    least `related_min_similarity` and at least `relative` times the best hit's."""
     hits = [m for m in retrieved if m.via == "search" and m.type != NodeType.ENTITY]
     if not hits:
         return []
     best = max(m.similarity for m in hits)
-    floor = max(ctx.related_min_similarity, 0.75 * best)
+    floor = max(ctx.related_min_similarity, relative * best)
     related = [m for m in hits if m.similarity >= floor]
     return sorted(related, key=lambda m: -m.score)[:ctx.max_related]

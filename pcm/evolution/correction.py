@@ -10,6 +10,7 @@ from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, Surp
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 
 AGENT = "correction"
+CONFLICT_RELATIVE_SIMILARITY = 0.9
 
 
 def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
@@ -17,13 +18,17 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
     """The memories the input contradicts.
 
     With an LLM judgement: the retrieved memories it names. Offline (or if it names
-    none that were retrieved): the strongest retrieved memories about the same subject.
+    none that were retrieved): the strongest retrieved facts about the same subject,
+    held to a tighter band around the best match than support is (decaying a memory
+    costs more than reinforcing one). Hypotheses are left to time decay: a change of
+    direction often confirms the hypothesis that anticipated it.
     """
     if judgement is not None and judgement.conflicting_ids:
         named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]
         if named:
             return named
-    return related_memories(retrieved, ctx)
+    related = related_memories(retrieved, ctx, relative=CONFLICT_RELATIVE_SIMILARITY)
+    return [m for m in related if m.type != NodeType.HYPOTHESIS]
 
 
 def decay_strength(packet: SurprisalPacket) -> float:

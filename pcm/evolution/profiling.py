@@ -34,10 +34,9 @@ def draft_hypothesis(info: TurnInfo, retrieved: list[RetrievedMemory], llm: LLMC
     known = set(content_words(closest.content)) if closest else set()
     keywords = [w for w in dict.fromkeys(extract_entities(info.text) + content_words(info.text))
                 if w.lower() not in known][:6]
-    basis = f" (beside: {closest.content[:160]})" if closest else ""
     return HypothesisDraft(monologue="offline: novel input that contradicts nothing retrieved",
                            hypothesis=f"Possibly a new direction for {info.speaker or 'the user'}: "
-                                      f"{info.text[:240]}{basis}",
+                                      f"{info.text[:240]}",
                            evidence_keywords=keywords)
 
 

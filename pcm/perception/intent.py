@@ -43,7 +43,7 @@ DOMAIN_DESCRIPTIONS: dict[str, list[str]] = {
 
 
 class IntentRouter:
-    def __init__(self, embedder: Embedder, domains: list[str], temperature: float = 0.02,
+    def __init__(self, embedder: Embedder, domains: list[str], temperature: float = 0.05,
                  descriptions: dict[str, list[str]] | None = None):
         self.embedder = embedder
         self.domains = list(domains)

@@ -8,7 +8,7 @@ Scorers (S_raw, each on its own scale, with its own θ_low/θ_high):
               conflict score from the LLM when one is configured, else from offline cues.
 
 S_eff = S_raw · (1 − λ·H(C)) is always the reported quantity. The routing level comes
-from the `router`: `threshold` compares S_eff with θ_low/θ_high; `calibrated` feeds all
+from the `router` (`off` sends every turn to maintenance): `threshold` compares S_eff with θ_low/θ_high; `calibrated` feeds all
 signals to a small multinomial logistic model fitted by `python -m evals calibrate`
 (no model in the calibration file falls back to thresholds), and, in a cascade, asks
 the LLM (when configured) only about turns the model is unsure of.
@@ -92,13 +92,17 @@ class SurpriseMonitor:
         self.language_model = language_model
         self.llm = llm
 
-    def signals(self, text: str, memories: list[RetrievedMemory], recent: str) -> dict[str, float]:
-        """Every cheap, offline signal about how `text` relates to memory (see FEATURES)."""
+    def signals(self, text: str, memories: list[RetrievedMemory], recent: str,
+                use_language_model: bool = True) -> dict[str, float]:
+        """Every offline signal about how `text` relates to memory (see FEATURES).
+
+        Without the language model (routing off) the NLL signals are 0.
+        """
         context = "\n".join(m.content for m in memories)
         if recent:
             context = f"{context}\n{recent}" if context else recent
-        nll = self.language_model.nll(text, context)
-        nll_plain = self.language_model.nll(text, "")
+        nll = self.language_model.nll(text, context) if use_language_model else 0.0
+        nll_plain = self.language_model.nll(text, "") if use_language_model else 0.0
         searched = [m for m in memories if m.via == "search"]
         max_similarity = max((m.similarity for m in searched), default=0.0)
         words = set(content_words(text))
@@ -126,7 +130,7 @@ class SurpriseMonitor:
     def measure(self, text: str, memories: list[RetrievedMemory], recent: str, ctx: PCMContext,
                 judgement: RelationJudgement | None = None) -> tuple[SurprisalPacket, RelationJudgement | None]:
         """The packet for `text` given the retrieved `memories`, and any LLM judgement made for it."""
-        signals = self.signals(text, memories, recent)
+        signals = self.signals(text, memories, recent, use_language_model=ctx.router != "off")
         if ctx.scorer == "hybrid" and self.llm is not None and judgement is None:
             judgement = self.judge(text, memories)
         if judgement is not None:
@@ -136,7 +140,9 @@ class SurpriseMonitor:
         s_eff = effective_surprisal(s_raw, entropy, ctx.surprise_lambda, has_context=bool(memories))
         theta_low, theta_high = ctx.thresholds()
         level, source, probabilities = surprise_level(s_eff, theta_low, theta_high), "threshold", {}
-        if not memories:
+        if ctx.router == "off":
+            level, source = "low", "routing-off"
+        elif not memories:
             level, source = "low", "empty-retrieval"
         elif ctx.router == "calibrated":
             spec = load_calibration(ctx.calibration_path).get("router")

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+import bm25s
 import networkx as nx
 import numpy as np
 
@@ -27,6 +28,7 @@ from pcm.world.embeddings import Embedder
 from pcm.world.text import content_words
 
 logger = logging.getLogger(__name__)
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS, NodeType.ATTRIBUTE)
 
@@ -188,8 +190,6 @@ class WeightedKnowledgeGraph:
 
     def lexical_search(self, query: str, n: int, include_dormant: bool = False) -> dict[str, float]:
         """BM25 scores of the best lexical matches, divided by the best score (so in (0, 1])."""
-        import bm25s
-
         terms = content_words(query)
         if not terms:
             return {}

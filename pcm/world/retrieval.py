@@ -1,8 +1,9 @@
 """Intent-masked retrieval: Score = sim · P(d|I) · w, top-k above δ, then 1-hop expansion.
 
-`sim` is the semantic similarity of the processing-flow document's hybrid form: cosine
-similarity of the embeddings blended with a normalised BM25 score
-(sim = (1 − κ) · cos + κ · bm25), κ = `lexical_weight` (0 gives the pure spec cosine).
+`sim` is the cosine similarity of the embeddings, raised by lexical evidence (the
+processing-flow document's optional keyword term): sim = cos + κ · bm25 · (1 − cos),
+bm25 normalised to (0, 1] by the query's best match, κ = `lexical_weight`. With no shared
+words (or κ = 0) sim is exactly the spec's cosine; shared rare words close part of the gap to 1.
 Candidates come from both the vector index and the lexical index, so a memory that
 shares a rare name with the query is found even when its embedding is far away.
 """
@@ -46,7 +47,7 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
         if node_id in exclude:
             continue
         attrs = graph.graph.nodes[node_id]
-        similarity = (1 - ctx.lexical_weight) * cosine + ctx.lexical_weight * lexical.get(node_id, 0.0)
+        similarity = cosine + ctx.lexical_weight * lexical.get(node_id, 0.0) * (1.0 - cosine)
         relevance = intent_relevance(intent, attrs.get("domain"))
         weight = attrs["weight"] if use_weights else 1.0
         score = retrieval_score(similarity, relevance, weight)

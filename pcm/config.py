@@ -56,7 +56,7 @@ class PCMContext:
     cascade_confidence: float = 0.6
     # Layer 2: retrieval and weights
     top_k: int = 10
-    min_score: float = 0.01
+    min_score: float = 0.005
     lexical_weight: float = 0.3
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3

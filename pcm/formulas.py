@@ -116,7 +116,15 @@ def hypothesis_weight(s_eff: float, theta_low: float, theta_high: float,
     """
     width = max(theta_high - theta_low, 1e-9)
     z = 4.0 * (s_eff - (theta_low + theta_high) / 2.0) / width
-    return w_min + (w_max - w_min) * (1.0 / (1.0 + math.exp(-z)))
+    return w_min + (w_max - w_min) * sigmoid(z)
+
+
+def sigmoid(z: float) -> float:
+    """σ(z) = 1 / (1 + e^(−z)), computed without overflow for large |z|."""
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
 
 
 def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None) -> float:

@@ -11,6 +11,7 @@ from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 
 AGENT = "correction"
 CONFLICT_RELATIVE_SIMILARITY = 0.9
+CONFLICT_MIN_SIMILARITY = 0.1
 
 
 def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
@@ -18,17 +19,25 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
     """The memories the input contradicts.
 
     With an LLM judgement: the retrieved memories it names. Offline (or if it names
-    none that were retrieved): the strongest retrieved facts about the same subject,
-    held to a tighter band around the best match than support is (decaying a memory
-    costs more than reinforcing one). Hypotheses are left to time decay: a change of
-    direction often confirms the hypothesis that anticipated it.
+    none that were retrieved): the best-matching retrieved fact (the turn was already
+    judged a contradiction, so its closest fact is the prime suspect, unless it is
+    plainly unrelated, below CONFLICT_MIN_SIMILARITY), plus other facts about the same
+    subject within a tight band around it (decaying costs more than reinforcing).
+    Hypotheses are left to time decay: a change of direction often confirms the
+    hypothesis that anticipated it.
     """
     if judgement is not None and judgement.conflicting_ids:
         named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]
         if named:
             return named
-    related = related_memories(retrieved, ctx, relative=CONFLICT_RELATIVE_SIMILARITY)
-    return [m for m in related if m.type != NodeType.HYPOTHESIS]
+    facts = [m for m in retrieved if m.via == "search" and m.type in (NodeType.FACT, NodeType.ATTRIBUTE)]
+    if not facts:
+        return []
+    best = max(facts, key=lambda m: m.similarity)
+    if best.similarity < CONFLICT_MIN_SIMILARITY:
+        return []
+    related = related_memories(facts, ctx, relative=CONFLICT_RELATIVE_SIMILARITY)
+    return [best, *[m for m in related if m.id != best.id]][:ctx.max_related]
 
 
 def decay_strength(packet: SurprisalPacket) -> float:

@@ -9,10 +9,18 @@ from pcm.evolution.correction import apply_correction, find_conflicts
 from pcm.evolution.maintenance import apply_maintenance
 from pcm.evolution.profiling import apply_profiling
 from pcm.llm import RelationJudgement
-from pcm.models import SurprisalPacket
+from pcm.models import RetrievedMemory, SurprisalPacket
 from pcm.nodes import dump, memories, thread_of, turn_info, user_of
 from pcm.services import Services
 from pcm.state import PCMState
+
+
+def evolution_context(state: PCMState) -> list[RetrievedMemory]:
+    """C_t, the memories the surprise was measured against (initial retrieval), then the
+    intent-masked hits not already in it: the spec's updates apply to C_t."""
+    initial = memories(state.get("initial_retrieval"))
+    seen = {m.id for m in initial}
+    return initial + [m for m in memories(state.get("retrieved")) if m.id not in seen]
 
 
 def route_by_surprise(state: PCMState) -> str:
@@ -22,7 +30,7 @@ def route_by_surprise(state: PCMState) -> str:
 
 def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     """Which memories the input contradicts: the LLM's diagnosis if configured, else offline."""
-    retrieved = memories(state.get("retrieved"))
+    retrieved = evolution_context(state)
     judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
     if judgement is None and services.llm is not None:
         judgement = services.surprise_monitor.judge(state["user_input"], retrieved)
@@ -39,13 +47,13 @@ def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: 
 
 def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
-    node_id, changes = apply_profiling(graph, turn_info(state, thread_of(config)), memories(state.get("retrieved")),
+    node_id, changes = apply_profiling(graph, turn_info(state, thread_of(config)), evolution_context(state),
                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, services.llm)
     return {"agent": "profiling", "memory_node_id": node_id, "changes": dump(changes)}
 
 
 def maintain(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
-    node_id, changes = apply_maintenance(graph, turn_info(state, thread_of(config)), memories(state.get("retrieved")),
+    node_id, changes = apply_maintenance(graph, turn_info(state, thread_of(config)), evolution_context(state),
                                          ctx)
     return {"agent": "maintenance", "memory_node_id": node_id, "changes": dump(changes)}

@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS, NodeType.ATTRIBUTE)
+#: node-link JSON layout; "node_key" because node attributes carry their own "id"
+NODE_LINK = {"edges": "edges", "name": "node_key"}
 
 
 def user_key(user_id: str) -> str:
@@ -86,7 +88,7 @@ class WeightedKnowledgeGraph:
     def _load(self) -> None:
         if self.graph_path.exists():
             data = json.loads(self.graph_path.read_text(encoding="utf-8"))
-            self.graph = nx.node_link_graph(data, directed=True, edges="edges")
+            self.graph = nx.node_link_graph(data, directed=True, **NODE_LINK)
             for node_id, attrs in self.graph.nodes(data=True):
                 MemoryNode.model_validate(attrs)
         self._reconcile_index()
@@ -312,7 +314,7 @@ class WeightedKnowledgeGraph:
                 self._pending_audit.clear()
             meta = {"user_id": self.user_id}
             atomic_write_text(self.folder / "user.json", json.dumps(meta, ensure_ascii=False))
-            data = nx.node_link_data(self.graph, edges="edges")
+            data = nx.node_link_data(self.graph, **NODE_LINK)
             atomic_write_text(self.graph_path, json.dumps(data, ensure_ascii=False))
 
     def export(self) -> dict:
@@ -320,6 +322,6 @@ class WeightedKnowledgeGraph:
         with self.lock:
             return {
                 "user_id": self.user_id,
-                "graph": nx.node_link_data(self.graph, edges="edges"),
+                "graph": nx.node_link_data(self.graph, **NODE_LINK),
                 "audit": [e.model_dump(mode="json") for e in self.read_audit() + self._pending_audit],
             }

@@ -1,0 +1,93 @@
+"""One test per formula of pcm-math-formalization.md (and the processing-flow document)."""
+
+import math
+
+import pytest
+
+from pcm import formulas as f
+
+
+def test_softmax_sums_to_one_and_sharpens_with_low_temperature():
+    p = f.softmax([1.0, 2.0, 3.0])
+    assert sum(p) == pytest.approx(1.0)
+    assert p[2] == pytest.approx(math.exp(3) / (math.exp(1) + math.exp(2) + math.exp(3)))
+    assert f.softmax([1.0, 2.0], temperature=0.1)[1] > f.softmax([1.0, 2.0], temperature=1.0)[1]
+    with pytest.raises(ValueError):
+        f.softmax([1.0], temperature=0)
+
+
+def test_retrieval_score_is_similarity_times_intent_times_weight():
+    assert f.retrieval_score(0.8, 0.5, 0.9) == pytest.approx(0.36)
+    assert f.retrieval_score(-0.3, 1.0, 1.0) == 0.0
+
+
+def test_intent_relevance_reads_the_memory_domain():
+    assert f.intent_relevance({"Coding": 0.7, "Casual": 0.3}, "Casual") == pytest.approx(0.3)
+    assert f.intent_relevance({"Coding": 1.0}, "Unknown") == 0.0
+    assert f.intent_relevance(None, "Coding") == 1.0
+
+
+def test_retrieval_entropy_is_normalised_shannon_entropy():
+    assert f.retrieval_entropy([0.5, 0.5]) == pytest.approx(1.0)
+    assert f.retrieval_entropy([0.9]) == 0.0
+    assert f.retrieval_entropy([]) == 1.0
+    scores = [0.6, 0.3, 0.1]
+    expected = -sum(s * math.log(s) for s in scores) / math.log(3)
+    assert f.retrieval_entropy(scores) == pytest.approx(expected)
+    assert f.retrieval_entropy([6, 3, 1]) == pytest.approx(expected)
+
+
+def test_effective_surprisal_discounts_by_retrieval_entropy():
+    assert f.effective_surprisal(4.0, 0.5, 0.3) == pytest.approx(4.0 * (1 - 0.15))
+    assert f.effective_surprisal(4.0, 0.0, 0.3) == 4.0
+    assert f.effective_surprisal(4.0, 1.0, 0.3, has_context=False) == 0.0
+
+
+def test_hybrid_surprisal_matches_the_processing_flow_example():
+    assert f.hybrid_surprisal(0.6, 0.4, 0.6) == pytest.approx(0.52)
+    assert f.effective_surprisal(0.52, 0.3, 0.3) == pytest.approx(0.4732)
+
+
+def test_surprise_level_bands():
+    assert f.surprise_level(0.3, 0.3, 0.7) == "low"
+    assert f.surprise_level(0.5, 0.3, 0.7) == "medium"
+    assert f.surprise_level(0.7, 0.3, 0.7) == "medium"
+    assert f.surprise_level(0.71, 0.3, 0.7) == "high"
+    with pytest.raises(ValueError):
+        f.surprise_level(0.5, 0.8, 0.7)
+
+
+def test_reinforce_weight_approaches_one():
+    assert f.reinforce_weight(0.7, 0.05) == pytest.approx(0.715)
+    assert f.reinforce_weight(0.38, 0.05) == pytest.approx(0.411)
+    w = 0.5
+    for _ in range(500):
+        w = f.reinforce_weight(w, 0.05)
+    assert w <= 1.0
+
+
+def test_decay_weight_matches_the_walkthrough():
+    assert f.decay_weight(0.85, 0.3, 0.73) == pytest.approx(0.85 * math.exp(-0.219))
+    assert f.decay_weight(0.85, 0.3, 0.73) == pytest.approx(0.68, abs=0.005)
+
+
+def test_time_decay_weight():
+    assert f.time_decay_weight(0.4, 0.1, 2.0) == pytest.approx(0.4 * math.exp(-0.2))
+    split = f.time_decay_weight(f.time_decay_weight(0.4, 0.1, 1.0), 0.1, 1.0)
+    assert split == pytest.approx(f.time_decay_weight(0.4, 0.1, 2.0))
+    assert f.time_decay_weight(0.4, 0.1, -5.0) == 0.4
+
+
+def test_hypothesis_weight_maps_sigmoid_into_the_band():
+    assert f.hypothesis_weight(0.47, 0.3, 0.7) == pytest.approx(0.385, abs=0.001)
+    assert 0.3 < f.hypothesis_weight(0.31, 0.3, 0.7) < f.hypothesis_weight(0.69, 0.3, 0.7) < 0.5
+    assert 0.3 <= f.hypothesis_weight(-100, 0.3, 0.7) and f.hypothesis_weight(100, 0.3, 0.7) <= 0.5
+
+
+def test_sigmoid_is_stable():
+    assert f.sigmoid(0) == 0.5 and f.sigmoid(-1000) == 0.0 and f.sigmoid(1000) == 1.0
+    assert f.sigmoid(2.0) == pytest.approx(1 / (1 + math.exp(-2)))
+
+
+def test_clamp_weight():
+    assert f.clamp_weight(1.5) == 1.0 and f.clamp_weight(-0.1) == 0.0 and f.clamp_weight(0.4) == 0.4

@@ -1,0 +1,192 @@
+"""The LangGraph workflow: each branch, checkpointed working memory, bad input, the LLM path."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pcm.api import PCM
+from pcm.graph import build_graph
+from pcm.ingest import read_conversation
+from pcm.services import Services
+
+HISTORY = "I work at Google as a software engineer on the search team."
+PROBE = "First week at Microsoft is going great, the onboarding is smooth."
+SUPPORTING = "Spent the whole day at Google tuning the search ranking code."
+
+
+def forced(ctx, level):
+    """Thresholds that put any non-negative S_eff of the nll scorer in the wanted band."""
+    bands = {"low": (1e6, 2e6), "medium": (-1.0, 1e6), "high": (-2.0, -1.0)}
+    low, high = bands[level]
+    return ctx.replace(router="threshold", scorer="nll", theta_low=low, theta_high=high)
+
+
+@pytest.mark.parametrize("level,agent", [("high", "correction"), ("medium", "profiling"), ("low", "maintenance")])
+def test_each_surprise_band_runs_its_branch(ctx, level, agent):
+    pcm = PCM(forced(ctx, level), checkpointer=InMemorySaver())
+    pcm.process(HISTORY, user_id="u")
+    old = pcm.memory("u").nodes()[0]
+    out = pcm.process(SUPPORTING if level == "low" else PROBE, user_id="u")
+    assert out["surprisal"]["level"] == level and out["agent"] == agent
+    graph = pcm.memory("u")
+    weight_now = graph.node(old.id).weight
+    kinds = sorted(n.type.value for n in graph.nodes())
+    if agent == "correction":
+        assert weight_now < old.weight
+        new = graph.node(out["changes"][0]["node_id"])
+        assert new.weight == pytest.approx(ctx.correction_weight)
+        assert [e.relation for e in graph.edges() if e.source == new.id] == ["supersedes"]
+        assert "contradicted" in graph.history(old.id)[-1].reason
+    elif agent == "profiling":
+        assert "hypothesis" in kinds
+        hypothesis = next(n for n in graph.nodes() if n.type.value == "hypothesis")
+        assert 0.3 <= hypothesis.weight <= 0.5
+        assert {e.relation for e in graph.edges() if e.source == hypothesis.id} == {"derived_from"}
+        assert weight_now == old.weight
+    else:
+        assert weight_now > old.weight
+        assert "hypothesis" not in kinds
+
+
+def test_first_turn_on_empty_memory_is_not_a_conflict(pcm):
+    out = pcm.process(HISTORY, user_id="new")
+    assert out["surprisal"]["s_eff"] == 0.0 and out["surprisal"]["level_source"] == "empty-retrieval"
+    assert out["agent"] == "maintenance" and out["retrieved"] == []
+    assert len(pcm.memory("new")) == 1
+
+
+def test_hypothesis_is_confirmed_by_later_behaviour_and_promoted(ctx):
+    pcm = PCM(forced(ctx, "medium"), checkpointer=InMemorySaver())
+    pcm.process("I mostly write Java at my bank job.", user_id="h")
+    pcm.process("I've started reading about Kubernetes operators on weekends.", user_id="h")
+    hypothesis = next(n for n in pcm.memory("h").nodes() if n.type.value == "hypothesis")
+    maintenance = PCM(forced(ctx, "low").replace(eta=0.3), pcm.services, checkpointer=InMemorySaver())
+    for _ in range(4):
+        maintenance.process("Deployed my first Kubernetes operator today.", user_id="h")
+    promoted = pcm.memory("h").node(hypothesis.id)
+    assert promoted.weight > ctx.promotion_threshold and promoted.type.value == "fact"
+    assert "promoted" in pcm.memory("h").history(hypothesis.id)[-1].reason
+
+
+def test_unconfirmed_hypothesis_decays_with_time(ctx):
+    pcm = PCM(forced(ctx, "medium"), checkpointer=InMemorySaver())
+    pcm.process("I mostly write Java at my bank job.", user_id="t", timestamp="2024-01-01T10:00:00+00:00")
+    pcm.process("Thinking about opening a bakery someday.", user_id="t", timestamp="2024-01-02T10:00:00+00:00")
+    hypothesis = next(n for n in pcm.memory("t").nodes() if n.type.value == "hypothesis")
+    later = PCM(forced(ctx, "low"), pcm.services, checkpointer=InMemorySaver())
+    later.process("Fixed a Java bug in the payments service.", user_id="t", timestamp="2024-01-12T10:00:00+00:00")
+    decayed = pcm.memory("t").node(hypothesis.id)
+    assert decayed.weight == pytest.approx(hypothesis.weight * 2.718281828 ** (-ctx.gamma * 10), rel=1e-3)
+
+
+def test_working_memory_evicts_into_long_term_memory(ctx):
+    pcm = PCM(ctx.replace(token_budget=40, eviction_size=2), checkpointer=InMemorySaver())
+    texts = [f"Note {i}: I visited the museum of {city} with my sister." for i, city in
+             enumerate(["Oslo", "Lima", "Kyoto", "Porto"])]
+    for text in texts:
+        pcm.process(text, user_id="w")
+    state = pcm.state("w")
+    assert sum(t["tokens"] for t in state["working_memory"]) <= 40 or len(state["working_memory"]) == 1
+    assert state["pending_consolidation"] == []
+    entities = [n.content for n in pcm.memory("w").nodes() if n.type.value == "entity"]
+    assert "Oslo" in entities
+
+
+def test_checkpointer_resumes_the_thread_in_a_new_process(ctx):
+    first = PCM(ctx)
+    first.process("My name is Ada and I love chess.", user_id="ada", thread_id="t1")
+    script = textwrap.dedent(f"""
+        import json
+        from pcm.api import PCM
+        from pcm.config import load_context
+        pcm = PCM(load_context(data_dir={ctx.data_dir!r}))
+        out = pcm.process("I played a chess tournament today.", user_id="ada", thread_id="t1")
+        state = pcm.state("ada", "t1")
+        print(json.dumps({{"turn": out["turn"], "window": [t["content"] for t in state["working_memory"]]}}))
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    import json
+
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["turn"] == 2
+    assert result["window"] == ["My name is Ada and I love chess.", "I played a chess tournament today."]
+
+
+@pytest.mark.parametrize("bad,message", [("", "empty"), ("   ", "empty"), ("x" * 1_000_000, "limit")])
+def test_bad_input_is_rejected_and_changes_nothing(pcm, bad, message):
+    pcm.process("I like tea.", user_id="b")
+    before = pcm.memory("b").export()
+    state_before = pcm.state("b")
+    with pytest.raises(ValueError, match=message):
+        pcm.process(bad, user_id="b")
+    assert pcm.memory("b").export() == before
+    assert pcm.state("b")["working_memory"] == state_before["working_memory"]
+
+
+def test_graph_itself_rejects_bad_input_before_touching_memory(ctx):
+    services = Services(ctx)
+    graph = build_graph(services)
+    with pytest.raises(ValueError, match="empty"):
+        graph.invoke({"user_input": "", "user_id": "g"}, context=ctx)
+    assert not services.store.exists("g")
+
+
+def test_bad_user_id_and_unknown_user(pcm):
+    with pytest.raises(ValueError, match="user_id"):
+        pcm.process("hello", user_id="")
+    assert pcm.search("anything at all", user_id="never-seen") == []
+    with pytest.raises(LookupError, match="no memory for user"):
+        pcm.memory("never-seen")
+
+
+def test_invalid_utf8_file_is_rejected(ctx, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'[{"role": "user", "content": "caf\xe9"}]')
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        read_conversation(path, ctx)
+
+
+def test_threads_of_different_users_never_share_working_memory(pcm):
+    pcm.process("My locker code is 4711.", user_id="alice", thread_id="main")
+    pcm.process("Hello there.", user_id="bob", thread_id="main")
+    assert [t["content"] for t in pcm.state("bob", "main")["working_memory"]] == ["Hello there."]
+    assert all("4711" not in m.content for m in pcm.search("What is the locker code?", user_id="bob"))
+
+
+def test_llm_path_uses_structured_output_and_counts_usage(llm_pcm, scripted_model):
+    llm_pcm.process(HISTORY, user_id="l")
+    out = llm_pcm.process(PROBE, user_id="l")
+    assert out["intent"]["label"] == "Professional"
+    assert out["response"] == "Noted: you work at Microsoft now."
+    assert out["messages"][-1].content == out["response"]
+    assert out["llm_usage"]["calls"] >= 2 and out["llm_usage"]["input_tokens"] >= 20
+    assert "intent" in scripted_model.calls and "reply" in scripted_model.calls
+
+
+def test_llm_correction_uses_the_diagnosis(ctx, scripted_model):
+    pcm = PCM(forced(ctx, "high"), Services(ctx, chat_model=scripted_model), checkpointer=InMemorySaver())
+    pcm.process(HISTORY, user_id="c")
+    google = pcm.memory("c").nodes()[0]
+    out = pcm.process(PROBE, user_id="c")
+    assert out["agent"] == "correction"
+    assert "relation" in scripted_model.calls
+    assert pcm.memory("c").node(google.id).weight < google.weight
+
+
+def test_malformed_llm_replies_fall_back_to_the_offline_path(ctx):
+    replies = iter([AIMessage(content="not json")] * 50)
+    pcm = PCM(forced(ctx, "medium"), Services(ctx, chat_model=GenericFakeChatModel(messages=replies)),
+              checkpointer=InMemorySaver())
+    pcm.process(HISTORY, user_id="m")
+    out = pcm.process(PROBE, user_id="m")
+    assert out["agent"] == "profiling"
+    hypothesis = next(n for n in pcm.memory("m").nodes() if n.type.value == "hypothesis")
+    assert hypothesis.content.startswith("Possibly a new direction")
+    assert out["llm_usage"]["failures"] >= 2
+    assert out["intent"]["label"] in ctx.domains

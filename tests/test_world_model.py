@@ -1,0 +1,160 @@
+"""Layer 2: the weighted knowledge graph, its Chroma mirror, retrieval and persistence."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timezone
+
+import pytest
+
+from pcm.models import MemoryEdge, MemoryNode, NodeType
+from pcm.services import Services
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph, atomic_write_text, user_key
+from pcm.world.retrieval import retrieve
+
+
+@pytest.fixture
+def services(ctx):
+    return Services(ctx)
+
+
+def fact(content, weight=0.8, domain="Coding", node_type=NodeType.FACT, **extra):
+    moment = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
+    return MemoryNode(content=content, type=node_type, domain=domain, weight=weight, created_at=moment,
+                      updated_at=moment, last_accessed=moment, **extra)
+
+
+def test_every_write_goes_to_graph_and_vector_index(services):
+    graph = services.store.open("alice")
+    node = fact("Alice writes Rust at work")
+    change = graph.add_node(node, reason="test", agent="test")
+    assert change.old_weight is None and change.new_weight == 0.8
+    assert node.id in graph and graph.collection.count() == 1
+    graph.update_node(node.id, weight=0.3, reason="test decay", agent="test")
+    meta = graph.collection.get(ids=[node.id])["metadatas"][0]
+    assert meta["weight"] == pytest.approx(0.3) and meta["type"] == "fact" and meta["domain"] == "Coding"
+
+
+def test_dormant_memories_are_kept_but_not_retrieved_by_default(services, ctx):
+    graph = services.store.open("alice")
+    faded = fact("Alice used to live in Paris", weight=0.02)
+    graph.add_node(faded, reason="test", agent="test")
+    query = "Where does Alice live?"
+    found = retrieve(graph, query, services.embedder.encode_one(query), ctx)
+    assert faded.id not in [m.id for m in found]
+    assert faded.id in [n.id for n in graph.nodes(include_dormant=True)]
+    assert graph.dense_search(services.embedder.encode_one(query), 5, include_dormant=True)[0][0] == faded.id
+
+
+def test_retrieval_applies_intent_mask_and_weights(services, ctx):
+    graph = services.store.open("bob")
+    coding = fact("Bob debugs Python services every day", domain="Coding", weight=0.9)
+    casual = fact("Bob debugs his bicycle every weekend", domain="Casual", weight=0.9)
+    for node in (coding, casual):
+        graph.add_node(node, reason="test", agent="test")
+    query = "What does Bob debug?"
+    vector = services.embedder.encode_one(query)
+    masked = retrieve(graph, query, vector, ctx, intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
+    assert masked[0].id == coding.id
+    assert masked[0].score == pytest.approx(masked[0].similarity * 0.9 * 0.9)
+    flipped = retrieve(graph, query, vector, ctx, intent={"Coding": 0.1, "Casual": 0.9}, expand=False)
+    assert flipped[0].id == casual.id
+
+
+def test_expansion_follows_strong_edges(services, ctx):
+    graph = services.store.open("carol")
+    hit = fact("Carol adopted a greyhound named Juno")
+    linked = fact("The vet appointment is on Tuesday", domain="Personal")
+    graph.add_node(hit, reason="t", agent="t")
+    graph.add_node(linked, reason="t", agent="t")
+    graph.add_edge(MemoryEdge(source=hit.id, target=linked.id, relation="related", weight=0.9))
+    query = "Tell me about Carol's greyhound Juno"
+    found = retrieve(graph, query, services.embedder.encode_one(query), ctx, top_k=1)
+    assert [m.id for m in found][:1] == [hit.id]
+    assert linked.id in [m.id for m in found if m.via.startswith("expansion")]
+    assert all(m.id != linked.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx,
+                                                   top_k=1, expand=False))
+
+
+def test_empty_memory_returns_empty_result(services, ctx):
+    graph = services.store.open("nobody-yet")
+    assert retrieve(graph, "anything", services.embedder.encode_one("anything"), ctx) == []
+
+
+def test_persistence_round_trip_in_a_new_process(services, ctx, tmp_path):
+    graph = services.store.open("dora")
+    a = fact("Dora speaks Portuguese", weight=0.75)
+    b = fact("Dora might move to Lisbon", weight=0.41, node_type=NodeType.HYPOTHESIS, keywords=["lisbon"])
+    graph.add_node(a, reason="t", agent="t")
+    graph.add_node(b, reason="t", agent="t")
+    graph.add_edge(MemoryEdge(source=b.id, target=a.id, relation="derived_from", weight=0.41))
+    graph.update_node(a.id, weight=0.8, reason="reinforced", agent="maintenance", turn=3)
+    graph.save()
+    expected = json.loads(json.dumps(graph.export()["graph"]))
+    script = textwrap.dedent(f"""
+        import json
+        from pcm.config import load_context
+        from pcm.services import Services
+        graph = Services(load_context(data_dir={ctx.data_dir!r})).store.open("dora", create=False)
+        print(json.dumps({{"graph": graph.export()["graph"], "history": [e.model_dump(mode="json")
+                          for e in graph.history({a.id!r})], "indexed": graph.collection.count()}}))
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    reloaded = json.loads(run.stdout.strip().splitlines()[-1])
+    assert reloaded["graph"] == expected
+    assert reloaded["indexed"] == 2
+    assert [e["new_weight"] for e in reloaded["history"]] == [0.75, 0.8]
+
+
+def test_index_is_reconciled_with_the_graph_on_load(services, ctx):
+    graph = services.store.open("erin")
+    node = fact("Erin plays the cello")
+    graph.add_node(node, reason="t", agent="t")
+    graph.save()
+    graph.collection.delete(ids=[node.id])
+    graph.collection.upsert(ids=["m-orphan"], embeddings=[[0.0] * services.embedder.dimension],
+                            metadatas=[{"type": "fact", "dormant": False}])
+    reopened = WeightedKnowledgeGraph("erin", graph.folder, graph.collection, services.embedder)
+    assert sorted(reopened.collection.get(include=[])["ids"]) == [node.id]
+
+
+def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
+    target = tmp_path / "graph.json"
+    atomic_write_text(target, "old")
+
+    def crash(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("os.replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["graph.json"]
+
+
+def test_audit_log_skips_a_line_cut_short(services):
+    graph = services.store.open("fay")
+    node = fact("Fay runs marathons")
+    graph.add_node(node, reason="t", agent="t")
+    graph.save()
+    with graph.audit_path.open("a") as handle:
+        handle.write('{"node_id": "m-x", "trunc')
+    assert [e.node_id for e in graph.read_audit()] == [node.id]
+
+
+def test_users_are_isolated(services, ctx):
+    alice = services.store.open("alice")
+    alice.add_node(fact("Alice's bank PIN hint is her cat's name"), reason="t", agent="t")
+    mallory = services.store.open("mallory")
+    query = "What is the bank PIN hint?"
+    assert retrieve(mallory, query, services.embedder.encode_one(query), ctx) == []
+    assert alice.collection.name != mallory.collection.name
+    assert user_key("a/../../b") != user_key("a") and "/" not in user_key("a/../../b")
+
+
+def test_unknown_user_is_an_error_when_not_creating(services):
+    with pytest.raises(LookupError, match="no memory for user"):
+        services.store.open("ghost", create=False)
+    assert not services.store.user_folder("ghost").exists()

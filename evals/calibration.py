@@ -3,7 +3,9 @@
 Two things are fitted from the probes' measured signals:
 - θ_low/θ_high per scorer: the pair of cut points on S_eff with the best 3-way accuracy;
 - the router: a multinomial logistic regression over all signals (standardised,
-  class-balanced), saved as plain numbers so PCM needs no scikit-learn at run time.
+  class-balanced), saved as plain numbers so PCM needs no scikit-learn at run time;
+  and the cheap router, the same over the signals that need no language model (the
+  cascade's first stage).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sklearn.linear_model import LogisticRegression
 
 from pcm.config import SCORERS, PCMContext
 from pcm.formulas import LEVELS, effective_surprisal
-from pcm.perception.surprise import FEATURES, RouterModel, raw_surprisal
+from pcm.perception.surprise import CHEAP_FEATURES, FEATURES, RouterModel, raw_surprisal
 from pcm.world.knowledge_graph import atomic_write_text
 
 
@@ -80,6 +82,7 @@ def fit_calibration(records, ctx: PCMContext, source: str | Path) -> dict:
         "thresholds": {s: list(fit_thresholds([scorer_s_eff(r, s, ctx) for r in records], expected))
                        for s in SCORERS},
         "router": fit_router(records),
+        "router_cheap": fit_router(records, CHEAP_FEATURES),
     }
 
 

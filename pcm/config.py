@@ -46,7 +46,7 @@ class PCMContext:
     eviction_size: int = 2
     max_input_chars: int = 20000
     intent_temperature: float = 0.05
-    scorer: str = "nll"
+    scorer: str = "hybrid"
     router: str = "calibrated"
     theta_low: float | None = None
     theta_high: float | None = None
@@ -64,7 +64,7 @@ class PCMContext:
     observation_weight: float = 0.6
     # Layer 3: evolution
     eta: float = 0.05
-    beta: float = 0.3
+    beta: float | None = None
     gamma: float = 0.02
     correction_weight: float = 0.8
     hypothesis_min_weight: float = 0.3
@@ -112,6 +112,18 @@ class PCMContext:
         if low > high:
             raise ValueError(f"theta_low ({low}) must not exceed theta_high ({high})")
         return float(low), float(high)
+
+    def decay_rate(self) -> float:
+        """β of w·exp(−β·S_eff), on the active scorer's scale.
+
+        Unless set, β = 1/θ_high: a contradiction right at the high threshold keeps e^−1 ≈ 0.37
+        of a memory's weight, whatever the scorer's units (on the NLL scale this gives ≈ 0.27,
+        close to the spec's 0.3).
+        """
+        if self.beta is not None:
+            return self.beta
+        theta_high = self.thresholds()[1]
+        return 1.0 / theta_high if theta_high > 0 else 0.3
 
     def replace(self, **changes: Any) -> "PCMContext":
         return dataclasses.replace(self, **changes)

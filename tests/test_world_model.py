@@ -98,7 +98,9 @@ def test_persistence_round_trip_in_a_new_process(services, ctx, tmp_path):
         from pcm.services import Services
         graph = Services(load_context(data_dir={ctx.data_dir!r})).store.open("dora", create=False)
         print(json.dumps({{"graph": graph.export()["graph"], "history": [e.model_dump(mode="json")
-                          for e in graph.history({a.id!r})], "indexed": graph.collection.count()}}))
+                          for e in graph.history({a.id!r})], "indexed": graph.collection.count(),
+                          "edges": [e.model_dump(mode="json") for e in graph.edges()],
+                          "nodes": [n.model_dump(mode="json") for n in graph.nodes()]}}))
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -106,6 +108,9 @@ def test_persistence_round_trip_in_a_new_process(services, ctx, tmp_path):
     assert reloaded["graph"] == expected
     assert reloaded["indexed"] == 2
     assert [e["new_weight"] for e in reloaded["history"]] == [0.75, 0.8]
+    assert reloaded["edges"] == [e.model_dump(mode="json") for e in graph.edges()]
+    assert sorted(reloaded["nodes"], key=lambda n: n["id"]) == sorted(
+        (n.model_dump(mode="json") for n in graph.nodes()), key=lambda n: n["id"])
 
 
 def test_index_is_reconciled_with_the_graph_on_load(services, ctx):

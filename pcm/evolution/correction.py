@@ -55,10 +55,11 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
     with graph.lock:
         changes = []
         strength = decay_strength(packet)
+        beta = ctx.decay_rate()
         for memory in conflicts:
             old = graph.node(memory.id).weight
             changes.append(graph.update_node(
-                memory.id, weight=decay_weight(old, ctx.beta, strength), now=info.timestamp, agent=AGENT,
+                memory.id, weight=decay_weight(old, beta, strength), now=info.timestamp, agent=AGENT,
                 turn=info.turn, thread_id=info.thread_id,
                 reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"))
         node, created = write_memory(graph, info, info.content, NodeType.FACT, ctx.correction_weight, agent=AGENT,

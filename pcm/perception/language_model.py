@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import time
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -52,9 +53,19 @@ class CausalLMScorer:
         self.max_context_tokens = max_context_tokens
         start = self.tokenizer.bos_token_id
         self.start_id = start if start is not None else self.tokenizer.eos_token_id
+        self.calls = 0
+        self.seconds = 0.0
 
     def nll(self, text: str, context: str = "") -> float:
         """Mean per-token NLL (nats) of `text` following `context` (truncated from the left)."""
+        started = time.perf_counter()
+        try:
+            return self._nll(text, context)
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - started
+
+    def _nll(self, text: str, context: str) -> float:
         torch = self.torch
         target = self.tokenizer.encode(text, add_special_tokens=False)
         if not target:

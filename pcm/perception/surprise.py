@@ -48,8 +48,9 @@ ADDITIVE_CUES_ZH = ("也", "还", "另外", "最近", "迷上", "开始学", "�
 NEGATIONS_EN = ("not", "never", "n't", "no ")
 NEGATIONS_ZH = ("不", "没", "别")
 
-FEATURES = ("nll", "nll_delta", "max_similarity", "retrieval_entropy", "change_cues", "additive_cues",
-            "negation", "novelty", "conflict")
+CHEAP_FEATURES = ("max_similarity", "retrieval_entropy", "change_cues", "additive_cues", "negation", "novelty",
+                  "conflict")
+FEATURES = ("nll", "nll_delta", *CHEAP_FEATURES)
 
 
 def _count_cues(text: str, english: tuple[str, ...], chinese: tuple[str, ...]) -> int:
@@ -92,17 +93,8 @@ class SurpriseMonitor:
         self.language_model = language_model
         self.llm = llm
 
-    def signals(self, text: str, memories: list[RetrievedMemory], recent: str,
-                use_language_model: bool = True) -> dict[str, float]:
-        """Every offline signal about how `text` relates to memory (see FEATURES).
-
-        Without the language model (routing off) the NLL signals are 0.
-        """
-        context = "\n".join(m.content for m in memories)
-        if recent:
-            context = f"{context}\n{recent}" if context else recent
-        nll = self.language_model.nll(text, context) if use_language_model else 0.0
-        nll_plain = self.language_model.nll(text, "") if use_language_model else 0.0
+    def cheap_signals(self, text: str, memories: list[RetrievedMemory], context: str) -> dict[str, float]:
+        """Signals that need no language model (see CHEAP_FEATURES)."""
         searched = [m for m in memories if m.via == "search"]
         max_similarity = max((m.similarity for m in searched), default=0.0)
         words = set(content_words(text))
@@ -110,9 +102,6 @@ class SurpriseMonitor:
         change = _count_cues(text, CHANGE_CUES_EN, CHANGE_CUES_ZH)
         negation = _count_cues(text, NEGATIONS_EN, NEGATIONS_ZH)
         return {
-            "nll": nll,
-            "nll_plain": nll_plain,
-            "nll_delta": nll - nll_plain,
             "max_similarity": max_similarity,
             "retrieval_entropy": retrieval_entropy([m.score for m in memories]),
             "change_cues": float(change),
@@ -122,6 +111,17 @@ class SurpriseMonitor:
             "conflict": offline_conflict(change, negation, max_similarity),
         }
 
+    def language_model_signals(self, text: str, context: str) -> dict[str, float]:
+        """NLL of the input with its context, without it, and their difference (two LM passes)."""
+        nll = self.language_model.nll(text, context)
+        nll_plain = self.language_model.nll(text, "")
+        return {"nll": nll, "nll_plain": nll_plain, "nll_delta": nll - nll_plain}
+
+    def signals(self, text: str, memories: list[RetrievedMemory], recent: str) -> dict[str, float]:
+        """Every signal (FEATURES) about how `text` relates to memory."""
+        context = _context_text(memories, recent)
+        return {**self.language_model_signals(text, context), **self.cheap_signals(text, memories, context)}
+
     def judge(self, text: str, memories: list[RetrievedMemory]) -> RelationJudgement | None:
         if self.llm is None or not memories:
             return None
@@ -129,35 +129,60 @@ class SurpriseMonitor:
 
     def measure(self, text: str, memories: list[RetrievedMemory], recent: str, ctx: PCMContext,
                 judgement: RelationJudgement | None = None) -> tuple[SurprisalPacket, RelationJudgement | None]:
-        """The packet for `text` given the retrieved `memories`, and any LLM judgement made for it."""
-        signals = self.signals(text, memories, recent, use_language_model=ctx.router != "off")
-        if ctx.scorer == "hybrid" and self.llm is not None and judgement is None:
+        """The packet for `text` given the retrieved `memories`, and any LLM judgement made for it.
+
+        Cascade (router `calibrated`): the cheap router settles confident turns without the
+        language model when the scorer does not need it (hybrid); otherwise the LM signals
+        are added and the full router decides; a turn still uncertain goes to the LLM if one
+        is configured. Without an LLM, an uncertain "high" (correction decays memories) falls
+        back to the likelier of the non-destructive levels.
+        """
+        context = _context_text(memories, recent)
+        signals = self.cheap_signals(text, memories, context)
+        calibration = load_calibration(ctx.calibration_path) if ctx.router == "calibrated" else {}
+        level, source, probabilities = None, "threshold", {}
+        needs_lm = ctx.router != "off" and ctx.scorer != "hybrid"
+        if ctx.router == "calibrated" and memories and calibration.get("router_cheap"):
+            probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals)
+            best = max(probabilities, key=probabilities.get)
+            if probabilities[best] >= ctx.cascade_confidence:
+                level, source = best, "calibrated-cheap"
+        if needs_lm or (ctx.router == "calibrated" and memories and level is None):
+            signals.update(self.language_model_signals(text, context))
+        if ctx.scorer == "hybrid" and self.llm is not None and judgement is None and memories:
             judgement = self.judge(text, memories)
         if judgement is not None:
             signals["conflict"] = judgement.conflict_score
-        s_raw = raw_surprisal(ctx.scorer, signals, ctx.hybrid_alpha)
+        s_raw = raw_surprisal(ctx.scorer, signals, ctx.hybrid_alpha) if memories else 0.0
         entropy = signals["retrieval_entropy"]
         s_eff = effective_surprisal(s_raw, entropy, ctx.surprise_lambda, has_context=bool(memories))
         theta_low, theta_high = ctx.thresholds()
-        level, source, probabilities = surprise_level(s_eff, theta_low, theta_high), "threshold", {}
         if ctx.router == "off":
             level, source = "low", "routing-off"
         elif not memories:
             level, source = "low", "empty-retrieval"
-        elif ctx.router == "calibrated":
-            spec = load_calibration(ctx.calibration_path).get("router")
-            if spec:
-                probabilities = RouterModel(spec).probabilities(signals)
-                level, source = max(probabilities, key=probabilities.get), "calibrated"
-                if probabilities[level] < ctx.cascade_confidence and self.llm is not None:
-                    judgement = judgement or self.judge(text, memories)
-                    if judgement is not None:
-                        level, source = _LEVEL_OF[judgement.relation], "llm"
+        elif level is None and ctx.router == "calibrated" and calibration.get("router"):
+            probabilities = RouterModel(calibration["router"]).probabilities(signals)
+            level, source = max(probabilities, key=probabilities.get), "calibrated"
+            if probabilities[level] < ctx.cascade_confidence:
+                judgement = judgement or self.judge(text, memories)
+                if judgement is not None:
+                    level, source = _LEVEL_OF[judgement.relation], "llm"
+                elif level == "high":
+                    level = max(("low", "medium"), key=probabilities.get)
+                    source = "calibrated-cautious"
+        if level is None:
+            level = surprise_level(s_eff, theta_low, theta_high)
         packet = SurprisalPacket(
             content=text, scorer=ctx.scorer, s_raw=s_raw, retrieval_entropy=entropy, s_eff=s_eff,
             theta_low=theta_low, theta_high=theta_high, level=level, level_source=source,
             level_probabilities=probabilities, signals=signals, retrieved_context=[m.id for m in memories])
         return packet, judgement
+
+
+def _context_text(memories: list[RetrievedMemory], recent: str) -> str:
+    context = "\n".join(m.content for m in memories)
+    return f"{context}\n{recent}" if context and recent else (context or recent)
 
 
 _LEVEL_OF = {"consistent": "low", "novel": "medium", "contradiction": "high"}

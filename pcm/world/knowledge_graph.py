@@ -31,8 +31,9 @@ logger = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS, NodeType.ATTRIBUTE)
-#: node-link JSON layout; "node_key" because node attributes carry their own "id"
-NODE_LINK = {"edges": "edges", "name": "node_key"}
+#: node-link JSON layout, with key names that do not collide with the records' own
+#: attributes (nodes carry "id", edges carry "source" and "target")
+NODE_LINK = {"edges": "edges", "name": "node_key", "source": "from_key", "target": "to_key"}
 
 
 def user_key(user_id: str) -> str:

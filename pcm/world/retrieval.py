@@ -32,7 +32,8 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
              intent: Mapping[str, float] | None = None, *, top_k: int | None = None,
              use_weights: bool = True, expand: bool = True,
              exclude: set[str] | None = None) -> list[RetrievedMemory]:
-    """The top-k memories for `query` (plus expansions); empty memory gives an empty list."""
+    """The top-k memories for `query` plus their expansions, best score first (`via` tells which
+    is which); empty memory gives an empty list."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     if len(graph) == 0:
@@ -56,7 +57,7 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     hits.sort(key=lambda m: -m.score)
     hits = hits[:top_k]
     if expand:
-        hits.extend(_expand(graph, hits, ctx, intent, use_weights, exclude))
+        hits = sorted([*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)], key=lambda m: -m.score)
     return hits
 
 

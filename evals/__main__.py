@@ -13,6 +13,7 @@ import typer
 app = typer.Typer(help="PCM evaluation harness. Every figure comes from what the command ran, on the data it names.",
                   no_args_is_help=True, add_completion=False)
 DEV_SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "pcm_scenarios" / "dev.jsonl"
+HELDOUT_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios_heldout.jsonl"
 
 
 def _setup_logging() -> None:
@@ -22,7 +23,7 @@ def _setup_logging() -> None:
 
 @app.command()
 def scenarios(
-    data: Path = typer.Option(DEV_SCENARIOS, help="scenario JSONL file"),
+    data: Path = typer.Option(HELDOUT_SCENARIOS, help="scenario JSONL file (not the calibration's)"),
     out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate"),
@@ -52,10 +53,12 @@ def scenarios(
         ctx = base.replace(scorer=name, router="threshold")
         records[name] = run_scenarios(rows, ctx, services)
         results["scorers"][name] = routing_metrics(records[name])
-    cascade = base.replace(router="calibrated")
-    records["calibrated"] = run_scenarios(rows, cascade, services)
-    results["scorers"]["calibrated"] = routing_metrics(records["calibrated"])
-    results["scorers"]["calibrated"]["s_eff_scorer"] = cascade.scorer
+    cascades = {"calibrated": base.replace(router="calibrated"),
+                "calibrated-uniform-prior": base.replace(router="calibrated", level_prior=[1.0, 1.0, 1.0])}
+    for name, cascade in cascades.items():
+        records[name] = run_scenarios(rows, cascade, services)
+        results["scorers"][name] = routing_metrics(records[name])
+        results["scorers"][name].update(s_eff_scorer=cascade.scorer, level_prior=cascade.level_prior)
     out.mkdir(parents=True, exist_ok=True)
     results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
     if fitted_on and Path(fitted_on).exists():

@@ -54,6 +54,7 @@ class PCMContext:
     hybrid_alpha: float = 0.6
     surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
+    level_prior: list[float] = field(default_factory=lambda: [0.5, 0.4, 0.1])
     # Layer 2: retrieval and weights
     top_k: int = 10
     min_score: float = 0.005
@@ -89,6 +90,8 @@ class PCMContext:
             raise ValueError(f"router must be one of {ROUTERS}, got {self.router!r}")
         if not self.domains:
             raise ValueError("domains must not be empty")
+        if len(self.level_prior) != 3 or min(self.level_prior) <= 0:
+            raise ValueError("level_prior needs three positive numbers (low, medium, high)")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight"):

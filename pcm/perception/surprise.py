@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from pcm.config import PCMContext, load_calibration
-from pcm.formulas import effective_surprisal, hybrid_surprisal, retrieval_entropy, softmax, surprise_level
+from pcm.formulas import LEVELS, effective_surprisal, hybrid_surprisal, retrieval_entropy, softmax, surprise_level
 from pcm.llm import LLMClient, RelationJudgement
 from pcm.models import RetrievedMemory, SurprisalPacket
 from pcm.perception.language_model import CausalLMScorer
@@ -83,9 +83,16 @@ class RouterModel:
         self.coef = np.asarray(spec["coef"], dtype=float)
         self.intercept = np.asarray(spec["intercept"], dtype=float)
 
-    def probabilities(self, signals: dict[str, float]) -> dict[str, float]:
+    def probabilities(self, signals: dict[str, float], prior: list[float] | None = None) -> dict[str, float]:
+        """P(level | signals). The model is fitted class-balanced (a uniform prior); `prior`
+        (low, medium, high) re-weights it for the share of each level expected in use
+        (Bayes' rule under label shift: p'(c|x) ∝ p(c|x) · π'(c) / π(c), π uniform)."""
         x = (np.asarray([signals[f] for f in self.features]) - self.mean) / self.scale
-        return dict(zip(self.classes, softmax((self.coef @ x + self.intercept).tolist())))
+        fitted = np.asarray(softmax((self.coef @ x + self.intercept).tolist()))
+        if prior is not None:
+            shifted = fitted * np.asarray([prior[LEVELS.index(c)] for c in self.classes])
+            fitted = shifted / shifted.sum()
+        return dict(zip(self.classes, fitted.tolist()))
 
 
 class SurpriseMonitor:
@@ -143,7 +150,7 @@ class SurpriseMonitor:
         level, source, probabilities = None, "threshold", {}
         needs_lm = ctx.router != "off" and ctx.scorer != "hybrid"
         if ctx.router == "calibrated" and memories and calibration.get("router_cheap"):
-            probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals)
+            probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals, ctx.level_prior)
             best = max(probabilities, key=probabilities.get)
             if probabilities[best] >= ctx.cascade_confidence:
                 level, source = best, "calibrated-cheap"
@@ -162,7 +169,7 @@ class SurpriseMonitor:
         elif not memories:
             level, source = "low", "empty-retrieval"
         elif level is None and ctx.router == "calibrated" and calibration.get("router"):
-            probabilities = RouterModel(calibration["router"]).probabilities(signals)
+            probabilities = RouterModel(calibration["router"]).probabilities(signals, ctx.level_prior)
             level, source = max(probabilities, key=probabilities.get), "calibrated"
             if probabilities[level] < ctx.cascade_confidence:
                 judgement = judgement or self.judge(text, memories)

@@ -109,6 +109,7 @@ class RetrievedMemory(BaseModel):
     score: float
     via: str = "search"
     dialog_ids: list[str] = Field(default_factory=list)
+    speaker: str | None = None
     updated_at: datetime | None = None
 
 

@@ -15,7 +15,7 @@ CONFLICT_MIN_SIMILARITY = 0.1
 
 
 def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
-                   judgement: RelationJudgement | None = None) -> list[RetrievedMemory]:
+                   judgement: RelationJudgement | None = None, speaker: str | None = None) -> list[RetrievedMemory]:
     """The memories the input contradicts.
 
     With an LLM judgement: the retrieved memories it names. Offline (or if it names
@@ -24,13 +24,15 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
     plainly unrelated, below CONFLICT_MIN_SIMILARITY), plus other facts about the same
     subject within a tight band around it (decaying costs more than reinforcing).
     Hypotheses are left to time decay: a change of direction often confirms the
-    hypothesis that anticipated it.
+    hypothesis that anticipated it. In a conversation with several speakers, only the
+    same speaker's facts can be superseded: one person cannot revise another's facts.
     """
     if judgement is not None and judgement.conflicting_ids:
         named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]
         if named:
             return named
-    facts = [m for m in retrieved if m.via == "search" and m.type in (NodeType.FACT, NodeType.ATTRIBUTE)]
+    facts = [m for m in retrieved if m.via == "search" and m.type in (NodeType.FACT, NodeType.ATTRIBUTE)
+             and m.speaker == speaker]
     if not facts:
         return []
     best = max(facts, key=lambda m: m.similarity)
@@ -51,7 +53,10 @@ def decay_strength(packet: SurprisalPacket) -> float:
 
 def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: list[RetrievedMemory],
                      packet: SurprisalPacket, ctx: PCMContext) -> tuple[str, list[MemoryChange]]:
-    """Decay each conflicting memory, write the input as a FACT (w = correction_weight), link supersedes."""
+    """Decay each conflicting memory, write the input as a FACT (w = correction_weight), link supersedes.
+
+    With nothing to correct, the input is kept as a plain observation (w = observation_weight).
+    """
     with graph.lock:
         changes = []
         strength = decay_strength(packet)
@@ -62,8 +67,9 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
                 memory.id, weight=decay_weight(old, beta, strength), now=info.timestamp, agent=AGENT,
                 turn=info.turn, thread_id=info.thread_id,
                 reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"))
-        node, created = write_memory(graph, info, info.content, NodeType.FACT, ctx.correction_weight, agent=AGENT,
-                                     reason=f"new fact superseding {len(conflicts)} memories")
+        weight = ctx.correction_weight if conflicts else ctx.observation_weight
+        reason = f"new fact superseding {len(conflicts)} memories" if conflicts else "no contradicted memory found"
+        node, created = write_memory(graph, info, info.content, NodeType.FACT, weight, agent=AGENT, reason=reason)
         changes.insert(0, created)
         for memory in conflicts:
             graph.add_edge(MemoryEdge(source=node.id, target=memory.id, relation="supersedes",

@@ -34,7 +34,7 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
     judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
     if judgement is None and services.llm is not None:
         judgement = services.surprise_monitor.judge(state["user_input"], retrieved)
-    return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement)),
+    return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement, speaker=state.get("speaker"))),
             "judgement": judgement.model_dump(mode="json") if judgement else None}
 
 

@@ -25,7 +25,8 @@ def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float
     node = graph.node(node_id)
     return RetrievedMemory(id=node.id, content=node.content, type=node.type, domain=node.domain,
                            weight=node.weight, similarity=similarity, intent_relevance=relevance,
-                           score=score, via=via, dialog_ids=node.source.dialog_ids, updated_at=node.updated_at)
+                           score=score, via=via, dialog_ids=node.source.dialog_ids, speaker=node.source.speaker,
+                           updated_at=node.updated_at)
 
 
 def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray, ctx: PCMContext,

@@ -102,5 +102,55 @@ def calibrate(
                    f"macro-F1 {metrics['macro_f1']:.3f}, current-over-outdated {metrics['current_over_outdated']}")
 
 
+@app.command()
+def locomo(
+    data: Path = typer.Option(Path("../shared/datasets/locomo"), help="folder or file, either LoCoMo layout"),
+    out: Path = typer.Option(Path("results/locomo"), help="output folder"),
+    retrieval_only: bool = typer.Option(False, "--retrieval-only", help="skip answering questions even with an LLM"),
+    limit_conversations: Optional[int] = typer.Option(None, help="only the first N conversations"),
+    limit_turns: Optional[int] = typer.Option(None, help="only the first N turns of each (quick runs)"),
+    config: Optional[Path] = typer.Option(None, help="PCM settings file"),
+) -> None:
+    """Retrieval recall/NDCG of PCM, its ablations and BM25/dense/fusion baselines, in one run."""
+    from evals.locomo import run_locomo
+    from evals.report import write_locomo_report
+    from pcm.config import load_context
+    from pcm.datasets.locomo import load_locomo
+
+    _setup_logging()
+    conversations = load_locomo(data)[:limit_conversations]
+    results = run_locomo(conversations, load_context(config), limit_turns=limit_turns,
+                         answer_questions=not retrieval_only)
+    results["data"] = str(data)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_locomo_report(results, out)
+    typer.echo((out / "report.md").read_text(encoding="utf-8"))
+
+
+@app.command()
+def latency(
+    data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),
+    conversation: Optional[str] = typer.Option(None, help="sample id (default: the first)"),
+    limit_turns: Optional[int] = typer.Option(None, help="only the first N turns"),
+    config: Optional[Path] = typer.Option(None, help="PCM settings file"),
+) -> None:
+    """Per-turn latency percentiles of the offline pipeline over one conversation, models loaded first."""
+    from evals.latency import measure_latency
+    from pcm.config import load_context
+
+    _setup_logging()
+    typer.echo(json.dumps(measure_latency(str(data), load_context(config), conversation, limit_turns), indent=2))
+
+
+@app.command()
+def analyze(runs: list[Path] = typer.Argument(..., help="result folders (each with results.json)"),
+            misses: int = typer.Option(10, help="worst misses to list")) -> None:
+    """Compare runs side by side; show routing/S_eff distributions and PCM's worst misses."""
+    from evals.report import analyze_runs
+
+    typer.echo(analyze_runs(runs, misses))
+
+
 if __name__ == "__main__":
     app()

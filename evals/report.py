@@ -1,0 +1,128 @@
+"""Markdown reports and PNG plots of benchmark results (written next to results.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from pcm.formulas import LEVELS  # noqa: E402
+
+COLOURS = {"low": "#2a9d8f", "medium": "#e9c46a", "high": "#e76f51"}
+
+
+def _fmt(value) -> str:
+    return "–" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def write_scenario_report(results: dict, out: Path) -> None:
+    """report.md (routing table, confusion matrices, signal contributions) and s_eff.png."""
+    out = Path(out)
+    lines = [f"# Belief-revision scenarios — {results['data']}", "",
+             f"{results['scenarios']} scenarios, run {results['date']}; calibration `{results['calibration']}` "
+             f"fitted on `{results.get('calibration_fitted_on')}`. Default scorer `{results['default_scorer']}`, "
+             f"router `{results['default_router']}`.", "",
+             "| routing | accuracy | macro-F1 | current over outdated | dense baseline: current over outdated "
+             "| per language | level sources |",
+             "|---|---|---|---|---|---|---|"]
+    for name, m in results["scorers"].items():
+        label = name if name.startswith("calibrated") else f"{name} + thresholds"
+        languages = ", ".join(f"{k} {v:.2f}" for k, v in m["per_language"].items())
+        sources = ", ".join(f"{k} {v}" for k, v in m.get("level_sources", {}).items())
+        lines.append(f"| {label} | {_fmt(m['routing_accuracy'])} | {_fmt(m['macro_f1'])} | "
+                     f"{_fmt(m['current_over_outdated'])} | {_fmt(m['dense_current_over_outdated'])} | "
+                     f"{languages} | {sources} |")
+    for name, m in results["scorers"].items():
+        lines += ["", f"Confusion, {name} (rows expected, columns taken: low, medium, high): `{m['confusion']}`"]
+    if results.get("signal_contributions"):
+        lines += ["", "Router accuracy on this file when fitted on the calibration file with all signals, "
+                      "and with each signal left out:", "", "| signals | accuracy |", "|---|---|"]
+        lines += [f"| {k} | {v:.3f} |" for k, v in results["signal_contributions"].items()]
+    lines += ["", "![S_eff by expected level](s_eff.png)", ""]
+    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+    _plot_s_eff(results, out / "s_eff.png")
+
+
+def _plot_s_eff(results: dict, path: Path) -> None:
+    names = list(results.get("records", {}))
+    if not names:
+        return
+    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.2), squeeze=False)
+    for axis, name in zip(axes[0], names):
+        records = results["records"][name]
+        for level in LEVELS:
+            values = [r["s_eff"] for r in records if r["expected"] == level]
+            axis.hist(values, bins=15, alpha=0.6, color=COLOURS[level], label=f"expected {level}")
+        metrics = results["scorers"].get(name, {})
+        axis.set_title(f"{name}: acc {metrics.get('routing_accuracy', float('nan')):.2f}")
+        axis.set_xlabel("S_eff")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_locomo_report(results: dict, out: Path) -> None:
+    """report.md (systems × metrics, per category, cost) and recall_at_k.png."""
+    out = Path(out)
+    systems = results["systems"]
+    metrics = ["recall@1", "recall@5", "recall@10", "recall@20", "session_hit@5", "ndcg@10"]
+    lines = [f"# LoCoMo retrieval — {results.get('data')}", "",
+             f"{len(results['conversations'])} conversations ({', '.join(results['conversations'])}), "
+             f"{results['questions']} questions (categories 1–4 with evidence), run {results['date']} on "
+             f"{results['machine']}. Settings: {results['settings']}.", "",
+             "| system | " + " | ".join(metrics) + " | seconds |", "|---" * (len(metrics) + 2) + "|"]
+    for name, m in systems.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(m.get(k)) for k in metrics) + f" | {m.get('seconds')} |")
+    categories = sorted({c for m in systems.values() for c in m.get("per_category", {})}, key=str)
+    lines += ["", "Turn-level recall@10 per category:", "",
+              "| system | " + " | ".join(f"cat {c}" for c in categories) + " |", "|---" * (len(categories) + 1) + "|"]
+    for name, m in systems.items():
+        per = m.get("per_category", {})
+        lines.append(f"| {name} | " + " | ".join(_fmt(per.get(c, {}).get("recall@10")) for c in categories) + " |")
+    lines += ["", "Cost:", "", "```", *(f"{k}: {v}" for k, v in results["cost"].items()), "```", "",
+              f"QA: {results['qa']}", "", "![recall@k](recall_at_k.png)", ""]
+    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+    fig, axis = plt.subplots(figsize=(6, 4))
+    ks = [1, 5, 10, 20]
+    for name, m in systems.items():
+        axis.plot(ks, [m.get(f"recall@{k}") or 0 for k in ks], marker="o", label=name,
+                  linewidth=2.5 if name == "pcm" else 1.2)
+    axis.set_xlabel("k")
+    axis.set_ylabel("turn-level recall@k")
+    axis.set_title("LoCoMo retrieval")
+    axis.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "recall_at_k.png", dpi=110)
+    plt.close(fig)
+
+
+def analyze_runs(runs: list[Path], misses: int = 10) -> str:
+    """A text comparison of result folders: metrics side by side, routing, worst misses."""
+    import json
+
+    loaded = [(Path(r), json.loads((Path(r) / "results.json").read_text(encoding="utf-8"))) for r in runs]
+    lines = []
+    for path, results in loaded:
+        lines.append(f"== {path} ({results.get('data')}, {results.get('date')})")
+        for name, m in results.get("systems", {}).items():
+            lines.append(f"  {name:18s} R@10 {_fmt(m.get('recall@10'))}  NDCG@10 {_fmt(m.get('ndcg@10'))}")
+        for name, m in results.get("scorers", {}).items():
+            lines.append(f"  {name:26s} routing acc {_fmt(m['routing_accuracy'])}  confusion {m['confusion']}")
+        for name, records in results.get("records", {}).items():
+            values = sorted(r["s_eff"] for r in records)
+            if values:
+                lines.append(f"  S_eff[{name}] min {values[0]:.3f} median {values[len(values) // 2]:.3f} "
+                             f"max {values[-1]:.3f}")
+        if results.get("cost", {}).get("agents"):
+            lines.append(f"  agents during ingestion: {results['cost']['agents']}")
+        for miss in results.get("misses", [])[:misses]:
+            lines.append(f"  MISS [{miss['category']}] {miss['question']}")
+            for dialog_id, text in miss["evidence"].items():
+                lines.append(f"      evidence {dialog_id}: {text[:120]}")
+            for text in miss["retrieved_instead"]:
+                lines.append(f"      got {text[:140]}")
+    return "\n".join(lines)

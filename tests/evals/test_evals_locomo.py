@@ -1,0 +1,88 @@
+"""The LoCoMo harness on a slice of one conversation (fast), including the fake-LLM QA path."""
+
+import json
+import re
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from typer.testing import CliRunner
+
+from evals.__main__ import app
+from evals.locomo import PCM_VARIANTS, run_locomo, user_of
+from pcm.config import load_context
+from pcm.datasets.locomo import load_locomo
+from pcm.services import Services
+
+DATA = "../shared/datasets/locomo"
+TURNS = 24
+
+
+@pytest.fixture(scope="module")
+def two_conversations():
+    return load_locomo(DATA)[:2]
+
+
+def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_conversations):
+    ctx = load_context(data_dir=str(tmp_path))
+    results = run_locomo(two_conversations, ctx, progress=False, limit_turns=TURNS)
+    expected = {*PCM_VARIANTS, "pcm-no-routing", "bm25", "dense", "hybrid"}
+    assert set(results["systems"]) == expected
+    assert results["questions"] > 0
+    for name, metrics in results["systems"].items():
+        assert metrics["count"] == results["questions"], name
+        assert 0.0 <= metrics["recall@1"] <= metrics["recall@5"] <= metrics["recall@10"] <= metrics["recall@20"] <= 1.0
+        assert 0.0 <= metrics["ndcg@10"] <= 1.0 and metrics["per_category"]
+    assert results["cost"]["turns"] == 2 * TURNS
+    assert results["cost"]["latency_p50"] > 0 and results["cost"]["llm_calls_per_turn"] == 0
+    assert set(results["cost"]["memories"]) == {c.sample_id for c in two_conversations}
+    assert "skipped" in results["qa"]
+
+
+def test_one_conversation_never_answers_another(tmp_path, two_conversations):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from evals.locomo import ingest
+    from pcm.api import PCM
+
+    pcm = PCM(load_context(data_dir=str(tmp_path)), checkpointer=InMemorySaver())
+    first, second = two_conversations
+    assert {first.speaker_a, first.speaker_b}.isdisjoint({second.speaker_a, second.speaker_b})
+    ingest(pcm, first, progress=False, limit_turns=10)
+    ingest(pcm, second, progress=False, limit_turns=10)
+    found = [m for q in first.qa[:10] for m in pcm.search(q.question, user_id=user_of(first), top_k=20)]
+    assert found
+    assert {m.speaker for m in found} <= {first.speaker_a, first.speaker_b}
+
+
+def test_qa_path_with_a_fake_llm(tmp_path, two_conversations):
+    ctx = load_context(data_dir=str(tmp_path), router="off")
+    replies = iter([AIMessage(content="not mentioned")] * 10000)
+    services = Services(ctx, chat_model=GenericFakeChatModel(messages=replies))
+    results = run_locomo(two_conversations[:1], ctx, services, progress=False, limit_turns=12)
+    qa = results["qa"]
+    assert "skipped" not in qa and qa["count"] > 0
+    assert set(qa) >= {"exact_match", "token_f1", "contains_match", "numeric_match", "per_category"}
+    if 5 in qa["per_category"]:
+        assert qa["per_category"][5]["exact_match"] == 1.0
+    assert results["cost"]["llm_calls_per_turn"] == 0
+
+
+def test_cli_writes_results_report_and_plot(tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["locomo", "--data", f"{DATA}/conv-30.json", "--out", str(out),
+                                      "--retrieval-only", "--limit-turns", "16"])
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["conversations"] == ["conv-30"] and results["data"].endswith("conv-30.json")
+    assert (out / "recall_at_k.png").stat().st_size > 5000
+    report = (out / "report.md").read_text()
+    assert re.search(r"\| pcm \| [0-9.]+ \|", report)
+    analysis = CliRunner().invoke(app, ["analyze", str(out)])
+    assert analysis.exit_code == 0 and "R@10" in analysis.output
+
+
+def test_missing_data_says_how_to_get_it(tmp_path):
+    result = CliRunner().invoke(app, ["locomo", "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "o")])
+    assert result.exit_code != 0
+    assert "locomo10.json" in str(result.exception) + result.output

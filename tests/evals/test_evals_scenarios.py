@@ -1,0 +1,82 @@
+"""Scenario metrics, threshold fitting and the rule that calibration is never scored on its own file."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from evals.__main__ import app
+from evals.calibration import file_digest, fit_router, fit_thresholds, predict_router, save_calibration
+from evals.scenarios import ScenarioRecord, current_wins, load_scenarios, routing_metrics
+from pcm.perception.surprise import FEATURES, RouterModel
+
+
+def record(expected, level, lang="en", revision=None):
+    return ScenarioRecord(id="x", lang=lang, expected=expected, level=level, level_source="threshold", s_raw=0.0,
+                          retrieval_entropy=0.0, s_eff=0.0, signals={}, current_over_outdated=revision,
+                          dense_current_over_outdated=None, weights={})
+
+
+def test_routing_metrics_on_a_hand_computed_example():
+    records = [record("low", "low"), record("low", "medium"), record("medium", "medium", "zh"),
+               record("high", "high", revision=True), record("high", "low", revision=False)]
+    m = routing_metrics(records)
+    assert m["routing_accuracy"] == pytest.approx(3 / 5)
+    assert m["confusion"] == [[1, 1, 0], [0, 1, 0], [1, 0, 1]]
+    f1_low, f1_medium, f1_high = 2 * 0.5 * 0.5 / 1.0, 2 * 0.5 * 1 / 1.5, 2 * 1 * 0.5 / 1.5
+    assert m["macro_f1"] == pytest.approx((f1_low + f1_medium + f1_high) / 3)
+    assert m["per_language"] == {"en": pytest.approx(0.5), "zh": 1.0}
+    assert m["current_over_outdated"] == 0.5
+
+
+def test_current_wins_needs_current_above_every_outdated():
+    assert current_wins(["works at Microsoft", "works at Google"], "Microsoft", "Google")
+    assert not current_wins(["works at Google", "works at Microsoft"], "Microsoft", "Google")
+    assert not current_wins(["works at Google"], "Microsoft", "Google")
+    assert current_wins(["likes tea"], "tea", None)
+
+
+def test_fit_thresholds_finds_the_separating_cuts():
+    values = [0.1, 0.2, 0.5, 0.6, 0.9, 1.0]
+    expected = ["low", "low", "medium", "medium", "high", "high"]
+    low, high = fit_thresholds(values, expected)
+    assert 0.2 <= low < 0.5 and 0.6 <= high < 0.9
+
+
+def test_router_model_round_trips_through_plain_numbers():
+    signals = [dict.fromkeys(FEATURES, 0.0) for _ in range(6)]
+    for i, s in enumerate(signals):
+        s["change_cues"] = float(i >= 4)
+        s["additive_cues"] = float(2 <= i < 4)
+    records = [SimpleNamespace(signals=s, expected=e) for s, e in
+               zip(signals, ["low", "low", "medium", "medium", "high", "high"])]
+    spec = fit_router(records)
+    assert predict_router(spec, records) == [r.expected for r in records]
+    probabilities = RouterModel(json.loads(json.dumps(spec))).probabilities(records[5].signals, [0.5, 0.4, 0.1])
+    assert sum(probabilities.values()) == pytest.approx(1.0)
+    uniform = RouterModel(spec).probabilities(records[5].signals)
+    assert probabilities["high"] < uniform["high"]
+
+
+def test_scenarios_refuses_the_file_its_calibration_was_fitted_on(tmp_path):
+    data = tmp_path / "fit.jsonl"
+    data.write_text(json.dumps({"id": "a", "history": ["I like tea."], "probe": "Tea again.",
+                                "expected_level": "low", "query": "drink?", "current": "tea"}) + "\n")
+    calibration = tmp_path / "calibration.json"
+    save_calibration({"fitted_on": str(data), "fitted_on_sha256": file_digest(data), "thresholds": {}}, calibration)
+    result = CliRunner().invoke(app, ["scenarios", "--data", str(data), "--calibration", str(calibration),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0
+    assert "fitted on" in result.output
+    result = CliRunner().invoke(app, ["calibrate", "--data", str(data), "--evaluate", str(data),
+                                      "--out", str(tmp_path / "c.json")])
+    assert result.exit_code != 0 and "different file" in result.output
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_load_scenarios_reports_the_bad_line(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": "a"}\n')
+    with pytest.raises(ValueError, match=r"s.jsonl:1"):
+        load_scenarios(path)

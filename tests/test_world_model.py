@@ -163,3 +163,17 @@ def test_unknown_user_is_an_error_when_not_creating(services):
     with pytest.raises(LookupError, match="no memory for user"):
         services.store.open("ghost", create=False)
     assert not services.store.user_folder("ghost").exists()
+
+
+def test_a_superseded_memory_comes_after_its_successor(services, ctx):
+    graph = services.store.open("gus")
+    old = fact("Gus deploys everything to Heroku", weight=0.7)
+    new = fact("Gus moved all services to Fly.io last month", weight=0.5)
+    for node in (old, new):
+        graph.add_node(node, reason="t", agent="t")
+    graph.add_edge(MemoryEdge(source=new.id, target=old.id, relation="supersedes", weight=0.8))
+    query = "Does Gus deploy to Heroku?"
+    found = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx)]
+    assert found.index(new.id) < found.index(old.id)
+    unexpanded = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx, expand=False)]
+    assert unexpanded.index(old.id) < unexpanded.index(new.id)

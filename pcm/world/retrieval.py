@@ -34,7 +34,8 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
              use_weights: bool = True, expand: bool = True,
              exclude: set[str] | None = None) -> list[RetrievedMemory]:
     """The top-k memories for `query` plus their expansions, best score first (`via` tells which
-    is which); empty memory gives an empty list."""
+    is which), except that a superseded memory comes right after its successor; empty memory
+    gives an empty list."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     if len(graph) == 0:
@@ -59,7 +60,33 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     hits = hits[:top_k]
     if expand:
         hits = sorted([*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)], key=lambda m: -m.score)
+        hits = _successors_first(graph, hits, ctx, intent, exclude)
     return hits
+
+
+def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,
+                      intent: Mapping[str, float] | None, exclude: set[str]) -> list[RetrievedMemory]:
+    """A superseded memory yields to what superseded it: the successor (1 hop along the
+    `supersedes` edge) is placed directly above it, brought in if it was not retrieved."""
+    ordered: list[RetrievedMemory] = []
+    by_id = {h.id: h for h in hits}
+    placed: set[str] = set()
+    for hit in hits:
+        if hit.id in placed:
+            continue
+        for source, _, attrs in graph.graph.in_edges(hit.id, data=True):
+            if attrs["relation"] != "supersedes" or source in placed or source in exclude:
+                continue
+            if graph.graph.nodes[source]["weight"] < graph.dormant_floor:
+                continue
+            successor = by_id.get(source) or _as_retrieved(
+                graph, source, hit.similarity, intent_relevance(intent, graph.graph.nodes[source].get("domain")),
+                hit.score, "expansion:supersedes")
+            ordered.append(successor)
+            placed.add(source)
+        ordered.append(hit)
+        placed.add(hit.id)
+    return ordered
 
 
 def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,

@@ -65,7 +65,7 @@ def test_qa_path_with_a_fake_llm(tmp_path, two_conversations):
     assert set(qa) >= {"exact_match", "token_f1", "contains_match", "numeric_match", "per_category"}
     if 5 in qa["per_category"]:
         assert qa["per_category"][5]["exact_match"] == 1.0
-    assert results["cost"]["llm_calls_per_turn"] == 0
+    assert results["cost"]["llm_calls_per_turn"] > 0 and results["cost"]["llm_tokens_per_turn"] >= 0
 
 
 def test_cli_writes_results_report_and_plot(tmp_path):

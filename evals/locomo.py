@@ -91,11 +91,11 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
     started_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
         ctx = ctx.replace(data_dir=folder)
-        services = Services(ctx) if services is None else _rebind(services, ctx)
+        services = Services(ctx) if services is None else services.with_context(ctx)
         services.warm_up()
         pcm = PCM(ctx, services, checkpointer=InMemorySaver())
         no_routing = PCM(ctx.replace(data_dir=f"{folder}/no-routing", router="off"),
-                         _rebind(services, ctx.replace(data_dir=f"{folder}/no-routing")),
+                         services.with_context(ctx.replace(data_dir=f"{folder}/no-routing")),
                          checkpointer=InMemorySaver())
         rows: dict[str, list[dict]] = {}
         seconds: dict[str, float] = {}
@@ -163,12 +163,6 @@ def _ingestions(pcm: PCM, no_routing: PCM, conversation: Conversation, progress:
             for agent, count in figures["agents"].items():
                 cost["agents"][agent] = cost["agents"].get(agent, 0) + count
         yield name, time.perf_counter() - begun
-
-
-def _rebind(services: Services, ctx: PCMContext) -> Services:
-    from evals.scenarios import _rebind as rebind
-
-    return rebind(services, ctx)
 
 
 def _pcm_search(pcm: PCM, conversation: Conversation, options: dict):

@@ -92,7 +92,7 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
     records = []
     with tempfile.TemporaryDirectory(prefix="pcm-scenarios-") as folder:
         ctx = ctx.replace(data_dir=folder)
-        services = Services(ctx) if services is None else _rebind(services, ctx)
+        services = Services(ctx) if services is None else services.with_context(ctx)
         pcm = PCM(ctx, services, checkpointer=InMemorySaver())
         for scenario in tqdm(scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=not progress):
             user = f"scenario-{scenario['id']}"
@@ -115,13 +115,6 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 if is_high else None,
                 weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}))
     return records
-
-
-def _rebind(services: Services, ctx: PCMContext) -> Services:
-    """Fresh services on a new data directory that reuse the already-loaded models."""
-    fresh = Services(ctx, chat_model=services._chat_model)
-    fresh.__dict__.update({k: services.__dict__[k] for k in ("embedder", "language_model") if k in services.__dict__})
-    return fresh
 
 
 def routing_metrics(records: list[ScenarioRecord]) -> dict:

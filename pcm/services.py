@@ -51,6 +51,11 @@ class Services:
                 _SERVICES_CACHE[key] = cls(ctx)
             return _SERVICES_CACHE[key]
 
+    def with_context(self, ctx: PCMContext) -> "Services":
+        """Services for other settings (e.g. another data dir) with the same chat model; the
+        local models are shared through the process-wide cache, not loaded again."""
+        return Services(ctx, chat_model=self._chat_model)
+
     @cached_property
     def embedder(self) -> Embedder:
         with self._init_lock:

@@ -51,12 +51,18 @@ class PCM:
 
     def process(self, text: str, *, user_id: str = "default", thread_id: str | None = None,
                 speaker: str | None = None, timestamp: str | None = None,
-                dialog_ids: list[str] | None = None) -> dict:
-        """Run one turn through the graph; bad input raises ValueError before anything changes."""
+                dialog_ids: list[str] | None = None, force_level: str | None = None,
+                target_ids: list[str] | None = None, note: str | None = None) -> dict:
+        """Run one turn through the graph; bad input raises ValueError before anything changes.
+
+        `force_level` skips the router's decision (the tools' explicit correction), `target_ids`
+        names the memories a correction supersedes, `note` is recorded in their audit reason.
+        """
         validate_input(text, self.ctx)
         config = self.config(user_id, thread_id)
         payload = {"user_input": text, "user_id": user_id, "speaker": speaker, "timestamp": timestamp,
-                   "dialog_ids": dialog_ids or []}
+                   "dialog_ids": dialog_ids or [], "force_level": force_level, "target_ids": target_ids or [],
+                   "note": note}
         return self.graph.invoke(payload, config, context=self.ctx)
 
     def state(self, user_id: str, thread_id: str | None = None) -> dict:

@@ -210,7 +210,7 @@ def memory_show(node_id: str, data_dir: Optional[Path] = DataDir, user: str = Us
     _, graph = _open_memory(config, data_dir, user)
     node = graph.node(node_id)
     console.print_json(node.model_dump_json())
-    for neighbour, edge in graph.neighbours(node_id):
+    for _, edge in graph.neighbours(node_id):
         console.print(f"  {edge.source} --{edge.relation} ({edge.weight:.2f})--> {edge.target}", highlight=False)
     for event in graph.history(node_id):
         console.print(f"  turn {event.turn}: {_format_change(event.model_dump())} [{event.agent}]", highlight=False)

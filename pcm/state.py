@@ -1,7 +1,8 @@
 """Graph state. Values are plain JSON (dicts, lists, strings) so that the checkpointer,
 the LangGraph server and Studio can all store and show them.
 
-`InputState` is what a caller (or a parent graph) gives, `OutputState` what it gets
+`InputState` is what a caller (or a parent graph) gives (`force_level`, `target_ids` and
+`note` let a tool route an explicit correction through the normal path), `OutputState` what it gets
 back; `PCMState` adds the internal, checkpointed keys (working memory persists
 between turns of a thread).
 """
@@ -29,6 +30,9 @@ class InputState(TypedDict, total=False):
     timestamp: str | None
     dialog_ids: list[str]
     messages: Annotated[list[AnyMessage], add_messages]
+    force_level: str | None
+    target_ids: list[str]
+    note: str | None
 
 
 class OutputState(TypedDict, total=False):

@@ -52,7 +52,8 @@ def decay_strength(packet: SurprisalPacket) -> float:
 
 
 def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: list[RetrievedMemory],
-                     packet: SurprisalPacket, ctx: PCMContext) -> tuple[str, list[MemoryChange]]:
+                     packet: SurprisalPacket, ctx: PCMContext, note: str | None = None
+                     ) -> tuple[str, list[MemoryChange]]:
     """Decay each conflicting memory, write the input as a FACT (w = correction_weight), link supersedes.
 
     With nothing to correct, the input is kept as a plain observation (w = observation_weight).
@@ -66,7 +67,8 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
             changes.append(graph.update_node(
                 memory.id, weight=decay_weight(old, beta, strength), now=info.timestamp, agent=AGENT,
                 turn=info.turn, thread_id=info.thread_id,
-                reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"))
+                reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"
+                + (f" — reason: {note}" if note else "")))
         weight = ctx.correction_weight if conflicts else ctx.observation_weight
         reason = f"new fact superseding {len(conflicts)} memories" if conflicts else "no contradicted memory found"
         node, created = write_memory(graph, info, info.content, NodeType.FACT, weight, agent=AGENT, reason=reason)

@@ -29,7 +29,15 @@ def route_by_surprise(state: PCMState) -> str:
 
 
 def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> dict:
-    """Which memories the input contradicts: the LLM's diagnosis if configured, else offline."""
+    """Which memories the input contradicts: those named by the caller (`target_ids`), else the
+    LLM's diagnosis if configured, else the offline rule."""
+    if state.get("target_ids"):
+        graph = services.store.open(user_of(state))
+        named = [graph.node(i) for i in state["target_ids"]]
+        return {"conflicts": [RetrievedMemory(id=n.id, content=n.content, type=n.type, domain=n.domain,
+                                              weight=n.weight, similarity=1.0, intent_relevance=1.0,
+                                              score=n.weight, via="named", speaker=n.source.speaker
+                                              ).model_dump(mode="json") for n in named]}
     retrieved = evolution_context(state)
     judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
     if judgement is None and services.llm is not None:
@@ -41,7 +49,7 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
 def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
     node_id, changes = apply_correction(graph, turn_info(state, thread_of(config)), memories(state.get("conflicts")),
-                                        SurprisalPacket.model_validate(state["surprisal"]), ctx)
+                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, note=state.get("note"))
     return {"agent": "correction", "memory_node_id": node_id, "changes": dump(changes)}
 
 

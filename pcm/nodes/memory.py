@@ -42,14 +42,19 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
             "pending_consolidation": evicted}
 
 
+#: inputs that describe one turn; cleared when it ends so a checkpointed thread never reuses them
+TURN_INPUTS = {"user_input": None, "speaker": None, "timestamp": None, "dialog_ids": [], "force_level": None,
+               "target_ids": [], "note": None}
+
+
 def persist(state: PCMState, ctx: PCMContext, services: Services) -> dict:
-    """Save long-term memory atomically (step 7); report this turn's LLM usage."""
+    """Save long-term memory atomically (step 7); report this turn's LLM usage; clear the turn's inputs."""
     services.store.open(user_of(state)).save()
     if services.llm is None:
-        return {"llm_usage": {}}
+        return {"llm_usage": {}, **TURN_INPUTS}
     start = state.get("llm_usage") or {}
     now = services.llm.usage.as_dict()
-    return {"llm_usage": {k: v - start.get(k, 0) for k, v in now.items()}}
+    return {"llm_usage": {k: v - start.get(k, 0) for k, v in now.items()}, **TURN_INPUTS}
 
 
 def flush_working_memory(state: PCMState, thread_id: str | None, ctx: PCMContext, services: Services) -> list[dict]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pcm.config import PCMContext
+from pcm.formulas import LEVELS
 from pcm.models import RetrievedMemory
 from pcm.nodes import dump, input_text, memories, user_of, validate_input
 from pcm.perception.intent import make_intent
@@ -40,6 +41,11 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     intent = intent or services.intent_router.classify(text, recent)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
     packet, judgement = services.surprise_monitor.measure(text, retrieved, recent, ctx)
+    forced = state.get("force_level")
+    if forced:
+        if forced not in LEVELS:
+            raise ValueError(f"force_level must be one of {LEVELS}")
+        packet = packet.model_copy(update={"level": forced, "level_source": "forced"})
     turn = make_turn("user", text, services.embedder.count_tokens, speaker=state.get("speaker"),
                      turn=state["turn"], timestamp=state.get("timestamp"), domain=intent.label,
                      dialog_ids=list(state.get("dialog_ids") or []))

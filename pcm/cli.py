@@ -19,6 +19,8 @@ app = typer.Typer(help="PCM: a surprise-driven, self-evolving long-term memory f
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 memory_app = typer.Typer(help="Inspect a user's long-term memory.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
+graph_app = typer.Typer(help="The PCM workflow itself.", no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
 console = Console(soft_wrap=True)
 errors = Console(stderr=True)
 
@@ -219,17 +221,55 @@ def memory_show(node_id: str, data_dir: Optional[Path] = DataDir, user: str = Us
 @memory_app.command("export")
 @user_errors
 def memory_export(data_dir: Optional[Path] = DataDir, user: str = User, config: Optional[Path] = ConfigFile,
-                  out: Optional[Path] = typer.Option(None, help="write here instead of stdout")) -> None:
-    """The whole memory (node-link graph and audit log) as JSON."""
+                  out: Optional[Path] = typer.Option(None, help="write here instead of stdout"),
+                  html: bool = typer.Option(False, "--html", help="an interactive knowledge-graph page instead")
+                  ) -> None:
+    """The whole memory as JSON (node-link graph and audit log), or as an offline HTML page."""
+    from pcm.world.knowledge_graph import atomic_write_text
+
     _, graph = _open_memory(config, data_dir, user)
+    if html:
+        from pcm.visualize import memory_html
+
+        out = out or Path(f"memory-{user}.html")
+        atomic_write_text(out, memory_html(graph))
+        console.print(f"wrote {out} (open it in a browser; it needs no network)")
+        return
     text = json.dumps(graph.export(), ensure_ascii=False, indent=2)
     if out:
-        from pcm.world.knowledge_graph import atomic_write_text
-
         atomic_write_text(out, text)
         console.print(f"wrote {out}")
     else:
         typer.echo(text)
+
+
+@memory_app.command("timeline")
+@user_errors
+def memory_timeline(data_dir: Optional[Path] = DataDir, user: str = User, config: Optional[Path] = ConfigFile,
+                    ids: Optional[list[str]] = typer.Option(None, "--id", help="memory id (repeatable); "
+                                                            "default: the most often changed"),
+                    out: Path = typer.Option(Path("timeline.png"), help="PNG to write")) -> None:
+    """Plot how the weights of chosen memories moved over the turns."""
+    from pcm.visualize import weight_timeline
+
+    _, graph = _open_memory(config, data_dir, user)
+    console.print(f"wrote {weight_timeline(graph, out, ids or None)}")
+
+
+@graph_app.command("draw")
+@user_errors
+def graph_draw(out_dir: Path = typer.Option(Path("."), help="folder for workflow.mmd and workflow.png")) -> None:
+    """The workflow as mermaid text and as a PNG rendered offline (subgraphs expanded)."""
+    from pcm.graph import build_graph
+    from pcm.visualize import draw_workflow, workflow_mermaid
+
+    compiled = build_graph()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mermaid = workflow_mermaid(compiled)
+    (out_dir / "workflow.mmd").write_text(mermaid, encoding="utf-8")
+    draw_workflow(compiled, out_dir / "workflow.png")
+    typer.echo(mermaid)
+    console.print(f"wrote {out_dir / 'workflow.mmd'} and {out_dir / 'workflow.png'}")
 
 
 if __name__ == "__main__":

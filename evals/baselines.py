@@ -16,7 +16,7 @@ import jieba
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-from evals.locomo_data import Conversation
+from pcm.datasets.locomo import Conversation
 
 logger = logging.getLogger(__name__)
 

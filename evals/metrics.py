@@ -18,7 +18,7 @@ import unicodedata
 from collections import Counter
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from evals.locomo_data import ADVERSARIAL_CATEGORY, session_of
+from pcm.datasets.locomo import ADVERSARIAL_CATEGORY, session_of
 
 RankedDialogIds = Sequence[Collection[str]]
 

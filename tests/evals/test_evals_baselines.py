@@ -13,7 +13,7 @@ from evals.baselines import (
     tokenize,
     turn_documents,
 )
-from evals.locomo_data import Conversation, Session, Turn
+from pcm.datasets.locomo import Conversation, Session, Turn
 
 ENGLISH_DOCUMENTS = [
     ("cooking", "I baked sourdough bread and a lemon cake this weekend.", ["D1:1"]),

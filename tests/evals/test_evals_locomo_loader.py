@@ -5,7 +5,7 @@ from datetime import datetime
 
 import pytest
 
-from evals.locomo_data import (
+from pcm.datasets.locomo import (
     DEFAULT_LOCOMO_PATH,
     load_locomo,
     normalize_dialog_id,
@@ -16,9 +16,7 @@ from evals.locomo_data import (
 
 EXPECTED_SAMPLE_IDS = ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-47", "conv-49"]
 
-requires_locomo = pytest.mark.skipif(
-    not (DEFAULT_LOCOMO_PATH / "locomo7.json").exists(), reason="shared LoCoMo data not available"
-)
+SHARED = DEFAULT_LOCOMO_PATH.resolve()
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +29,10 @@ def combined_conversations():
     return {conversation.sample_id: conversation for conversation in load_locomo(DEFAULT_LOCOMO_PATH / "locomo7.json")}
 
 
-@requires_locomo
 def test_folder_with_both_layouts_loads_each_sample_once(folder_conversations):
     assert list(folder_conversations) == EXPECTED_SAMPLE_IDS
 
 
-@requires_locomo
 def test_conv26_counts_in_per_file_layout(folder_conversations):
     conversation = folder_conversations["conv-26"]
     assert (conversation.speaker_a, conversation.speaker_b) == ("Caroline", "Melanie")
@@ -47,7 +43,6 @@ def test_conv26_counts_in_per_file_layout(folder_conversations):
     assert conversation.turns[0].session_index == 1
 
 
-@requires_locomo
 def test_combined_file_matches_per_file_layout(folder_conversations, combined_conversations):
     assert list(combined_conversations) == EXPECTED_SAMPLE_IDS
     from_combined = combined_conversations["conv-26"]
@@ -56,16 +51,14 @@ def test_combined_file_matches_per_file_layout(folder_conversations, combined_co
     assert from_combined == folder_conversations["conv-26"]
 
 
-@requires_locomo
 def test_single_per_conversation_file_uses_stem_as_sample_id():
     (conversation,) = load_locomo(DEFAULT_LOCOMO_PATH / "conv-26.json")
     assert conversation.sample_id == "conv-26"
     assert len(conversation.turns) == 419
 
 
-@requires_locomo
 def test_per_file_conversation_wins_over_combined_duplicate(tmp_path):
-    (tmp_path / "conv-26.json").symlink_to(DEFAULT_LOCOMO_PATH / "conv-26.json")
+    (tmp_path / "conv-26.json").symlink_to(SHARED / "conv-26.json")
     stub = {
         "speaker_a": "A",
         "speaker_b": "B",
@@ -85,9 +78,8 @@ def test_per_file_conversation_wins_over_combined_duplicate(tmp_path):
     assert len(conversations["conv-99"].turns) == 1
 
 
-@requires_locomo
 def test_folder_with_only_combined_file(tmp_path):
-    (tmp_path / "locomo7.json").symlink_to(DEFAULT_LOCOMO_PATH / "locomo7.json")
+    (tmp_path / "locomo7.json").symlink_to(SHARED / "locomo7.json")
     assert [conversation.sample_id for conversation in load_locomo(tmp_path)] == EXPECTED_SAMPLE_IDS
 
 
@@ -110,14 +102,12 @@ def test_parse_session_datetime():
     assert parse_session_datetime("") is None
 
 
-@requires_locomo
 def test_sessions_carry_raw_and_parsed_date_time(folder_conversations):
     first_session = folder_conversations["conv-26"].sessions[0]
     assert first_session.date_time == "1:56 pm on 8 May, 2023"
     assert first_session.timestamp == datetime(2023, 5, 8, 13, 56)
 
 
-@requires_locomo
 def test_image_captions_are_kept(folder_conversations):
     turn = next(turn for turn in folder_conversations["conv-26"].turns if turn.dia_id == "D1:5")
     caption = "a photo of a dog walking past a wall with a painting of a woman"
@@ -128,7 +118,6 @@ def test_image_captions_are_kept(folder_conversations):
     assert plain_turn.full_text == plain_turn.text
 
 
-@requires_locomo
 def test_qa_answers_are_strings_and_adversarial_answers_used(folder_conversations):
     qa_items = folder_conversations["conv-26"].qa
     assert all(isinstance(item.answer, str) for item in qa_items)
@@ -141,7 +130,6 @@ def test_qa_answers_are_strings_and_adversarial_answers_used(folder_conversation
     assert not sunrise.is_adversarial
 
 
-@requires_locomo
 def test_malformed_evidence_in_data_is_split(folder_conversations):
     painting = next(item for item in folder_conversations["conv-26"].qa if item.question == "What did Melanie paint recently?")
     assert painting.evidence == ["D8:6", "D9:17"]

@@ -62,10 +62,9 @@ def scenarios(
     out.mkdir(parents=True, exist_ok=True)
     results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
     if fitted_on and Path(fitted_on).exists():
-        train = run_scenarios(load_scenarios(fitted_on), base.replace(router="threshold", scorer="nll"),
-                              services)
-        held_out = records.get("nll") or run_scenarios(rows, base.replace(router="threshold", scorer="nll"),
-                                                        services)
+        signals_only = base.replace(router="off", scorer="nll")
+        train = run_scenarios(load_scenarios(fitted_on), signals_only, services)
+        held_out = run_scenarios(rows, signals_only, services)
         results["signal_contributions"] = signal_contributions(train, held_out)
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     write_scenario_report(results, out)
@@ -87,7 +86,7 @@ def calibrate(
     _setup_logging()
     if evaluate is not None and file_digest(evaluate) == file_digest(data):
         raise typer.BadParameter("--evaluate must be a different file from --data")
-    ctx = load_context(router="threshold", scorer="nll")
+    ctx = load_context(router="off", scorer="nll")
     services = Services(ctx)
     records = run_scenarios(load_scenarios(data), ctx, services)
     calibration = fit_calibration(records, ctx, data)

@@ -6,6 +6,8 @@ Two things are fitted from the probes' measured signals:
   class-balanced), saved as plain numbers so PCM needs no scikit-learn at run time;
   and the cheap router, the same over the signals that need no language model (the
   cascade's first stage).
+The probes' signals are measured after replaying each history with routing off, so
+what the router learns from does not depend on an earlier router's decisions.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ def fit_thresholds(values: list[float], expected: list[str]) -> tuple[float, flo
     return float(best_pair[0]), float(best_pair[1])
 
 
-def fit_router(records, features: tuple[str, ...] = FEATURES, c: float = 1.0) -> dict:
+def fit_router(records, features: tuple[str, ...] = FEATURES, c: float = 0.3) -> dict:
+    """Class-balanced multinomial logistic regression on standardised signals; `c` is the inverse
+    L2 strength (0.3: a few dozen scenarios cannot support large coefficients)."""
     x = np.asarray([[r.signals[f] for f in features] for r in records], dtype=float)
     y = np.asarray([r.expected for r in records])
     mean, scale = x.mean(axis=0), x.std(axis=0)

@@ -30,8 +30,10 @@ def test_every_write_goes_to_graph_and_vector_index(services):
     node = fact("Alice writes Rust at work")
     change = graph.add_node(node, reason="test", agent="test")
     assert change.old_weight is None and change.new_weight == 0.8
+    graph.flush_index()
     assert node.id in graph and graph.collection.count() == 1
     graph.update_node(node.id, weight=0.3, reason="test decay", agent="test")
+    graph.save()
     meta = graph.collection.get(ids=[node.id])["metadatas"][0]
     assert meta["weight"] == pytest.approx(0.3) and meta["type"] == "fact" and meta["domain"] == "Coding"
 

@@ -35,7 +35,7 @@ def draft_hypothesis(info: TurnInfo, retrieved: list[RetrievedMemory], llm: LLMC
     keywords = [w for w in dict.fromkeys(extract_entities(info.text) + content_words(info.text))
                 if w.lower() not in known][:6]
     return HypothesisDraft(monologue="offline: novel input that contradicts nothing retrieved",
-                           hypothesis=f"Possibly a new direction for {info.speaker or 'the user'}: "
+                           hypothesis=f"Possibly a new direction{' for ' + info.speaker if info.speaker else ''}: "
                                       f"{info.text[:240]}",
                            evidence_keywords=keywords)
 

@@ -38,7 +38,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         if judged is not None:
             scores = {d: judged.distribution.get(d, 0.0) for d in ctx.domains}
             intent = make_intent(scores) if sum(scores.values()) > 0 else None
-    intent = intent or services.intent_router.classify(text, recent)
+    intent = intent or services.intent_router.classify(text, [t["content"] for t in window[-RECENT_TURNS:]])
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
     packet, judgement = services.surprise_monitor.measure(text, retrieved, recent, ctx)
     forced = state.get("force_level")

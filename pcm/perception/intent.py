@@ -56,11 +56,16 @@ class IntentRouter:
             centroids.append(centroid / np.linalg.norm(centroid))
         self.centroids = np.stack(centroids)
 
-    def classify(self, text: str, recent: str = "") -> Intent:
-        """Intent of `text`, leaning slightly on the recent conversation (P(I | u, Q))."""
+    def classify(self, text: str, recent: list[str] | None = None) -> Intent:
+        """Intent of `text`, leaning slightly on the recent turns (P(I | u, Q)).
+
+        The recent turns enter as the mean of their own embeddings, which the embedder
+        has cached since their turn, so the context costs no extra model pass.
+        """
         vector = self.embedder.encode_one(text)
         if recent:
-            vector = 0.8 * vector + 0.2 * self.embedder.encode_one(recent)
+            context = self.embedder.encode(recent).mean(axis=0)
+            vector = 0.8 * vector + 0.2 * context / max(float(np.linalg.norm(context)), 1e-9)
             vector = vector / np.linalg.norm(vector)
         probabilities = softmax((self.centroids @ vector).tolist(), self.temperature)
         return make_intent(dict(zip(self.domains, probabilities)))

@@ -18,45 +18,23 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 
 import numpy as np
 
 from pcm.config import PCMContext, load_calibration
 from pcm.formulas import LEVELS, effective_surprisal, hybrid_surprisal, retrieval_entropy, softmax, surprise_level
 from pcm.llm import LLMClient, RelationJudgement
-from pcm.models import RetrievedMemory, SurprisalPacket
+from pcm.models import NodeType, RetrievedMemory, SurprisalPacket
 from pcm.perception.language_model import CausalLMScorer
 from pcm.prompts import RELATION_SYSTEM, relation_prompt
-from pcm.world.text import content_words
+from pcm.perception.cues import cue_counts
+from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
 
-#: Expressions that announce a change of state (a new job, a move, a break-up, a switch).
-CHANGE_CUES_EN = (
-    "no longer", "not anymore", "anymore", "any more", "used to", "quit", "quitting", "left my", "leaving",
-    "switched", "switching", "moved", "moving to", "changed", "instead", "now", "new job", "first week",
-    "first day", "started at", "starting at", "migrated", "migrating", "replaced", "sold", "broke up",
-    "ended", "divorced", "gave up", "stopped", "former", "ex-", "retired", "became", "finally", "dropped",
-    "cancelled", "resigned", "transferred", "not a", "single again", "went back", "these days",
-)
-CHANGE_CUES_ZH = ("不再", "不干", "换成", "换了", "改成", "改用", "辞职", "离职", "搬到", "搬家", "转行", "转做",
-                  "放弃", "分手", "结束", "现在", "如今", "已经", "不做", "退出", "卖掉", "戒", "入职", "跳槽", "改为")
-ADDITIVE_CUES_EN = ("also", "too", "as well", "another", "in addition", "besides", "new hobby", "started learning",
-                    "recently", "lately", "been getting into", "picked up")
-ADDITIVE_CUES_ZH = ("也", "还", "另外", "最近", "迷上", "开始学", "顺便")
-NEGATIONS_EN = ("not", "never", "n't", "no ")
-NEGATIONS_ZH = ("不", "没", "别")
-
-CHEAP_FEATURES = ("max_similarity", "retrieval_entropy", "change_cues", "additive_cues", "negation", "novelty",
-                  "conflict")
+CHEAP_FEATURES = ("max_similarity", "similarity_margin", "word_overlap", "retrieval_entropy", "change_cues",
+                  "additive_cues", "routine_cues", "exclusive_cues", "negation", "chinese", "conflict")
 FEATURES = ("nll", "nll_delta", *CHEAP_FEATURES)
-
-
-def _count_cues(text: str, english: tuple[str, ...], chinese: tuple[str, ...]) -> int:
-    lowered = f" {text.lower()} "
-    count = sum(1 for cue in english if re.search(rf"(?<![a-z]){re.escape(cue)}(?![a-z])", lowered))
-    return count + sum(1 for cue in chinese if cue in text)
 
 
 def offline_conflict(change_cues: int, negation: int, max_similarity: float) -> float:
@@ -100,22 +78,34 @@ class SurpriseMonitor:
         self.language_model = language_model
         self.llm = llm
 
-    def cheap_signals(self, text: str, memories: list[RetrievedMemory], context: str) -> dict[str, float]:
-        """Signals that need no language model (see CHEAP_FEATURES)."""
+    def cheap_signals(self, text: str, memories: list[RetrievedMemory]) -> dict[str, float]:
+        """Signals that need no language model (CHEAP_FEATURES).
+
+        Similarities are those of the directly retrieved facts (hypotheses restate their
+        observation): the best one, its margin over the others (MiniLM's similarities sit
+        higher in Chinese, the margin is comparable across languages) and the share of the
+        input's words that the best fact already has. Cues are counted by `pcm.perception.cues`.
+        """
         searched = [m for m in memories if m.via == "search"]
-        max_similarity = max((m.similarity for m in searched), default=0.0)
+        facts = [m for m in searched if m.type in (NodeType.FACT, NodeType.ATTRIBUTE)] or searched
+        ranked = sorted(facts, key=lambda m: -m.similarity)
+        best = ranked[0].similarity if ranked else 0.0
+        others = [m.similarity for m in ranked[1:]]
         words = set(content_words(text))
-        known = set(content_words(context))
-        change = _count_cues(text, CHANGE_CUES_EN, CHANGE_CUES_ZH)
-        negation = _count_cues(text, NEGATIONS_EN, NEGATIONS_ZH)
+        known = set(content_words(ranked[0].content)) if ranked else set()
+        cues = cue_counts(text)
         return {
-            "max_similarity": max_similarity,
+            "max_similarity": best,
+            "similarity_margin": best - (sum(others) / len(others) if others else 0.0),
+            "word_overlap": len(words & known) / len(words) if words else 0.0,
             "retrieval_entropy": retrieval_entropy([m.score for m in memories]),
-            "change_cues": float(change),
-            "additive_cues": float(_count_cues(text, ADDITIVE_CUES_EN, ADDITIVE_CUES_ZH)),
-            "negation": float(negation),
-            "novelty": len(words - known) / len(words) if words else 0.0,
-            "conflict": offline_conflict(change, negation, max_similarity),
+            "change_cues": float(cues["change"]),
+            "additive_cues": float(cues["additive"]),
+            "routine_cues": float(cues["routine"]),
+            "exclusive_cues": float(cues["exclusive"]),
+            "negation": float(cues["negation"]),
+            "chinese": float(has_cjk(text)),
+            "conflict": offline_conflict(cues["change"], cues["negation"], best),
         }
 
     def language_model_signals(self, text: str, context: str) -> dict[str, float]:
@@ -127,7 +117,7 @@ class SurpriseMonitor:
     def signals(self, text: str, memories: list[RetrievedMemory], recent: str) -> dict[str, float]:
         """Every signal (FEATURES) about how `text` relates to memory."""
         context = _context_text(memories, recent)
-        return {**self.language_model_signals(text, context), **self.cheap_signals(text, memories, context)}
+        return {**self.language_model_signals(text, context), **self.cheap_signals(text, memories)}
 
     def judge(self, text: str, memories: list[RetrievedMemory]) -> RelationJudgement | None:
         if self.llm is None or not memories:
@@ -145,10 +135,10 @@ class SurpriseMonitor:
         back to the likelier of the non-destructive levels.
         """
         context = _context_text(memories, recent)
-        signals = self.cheap_signals(text, memories, context)
+        signals = self.cheap_signals(text, memories)
         calibration = load_calibration(ctx.calibration_path) if ctx.router == "calibrated" else {}
         level, source, probabilities = None, "threshold", {}
-        needs_lm = ctx.router != "off" and ctx.scorer != "hybrid"
+        needs_lm = ctx.scorer != "hybrid"
         if ctx.router == "calibrated" and memories and calibration.get("router_cheap"):
             probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals, ctx.level_prior)
             best = max(probabilities, key=probabilities.get)

@@ -1,6 +1,8 @@
 """The weighted knowledge graph of one user: a NetworkX DiGraph mirrored in a Chroma collection.
 
-Every write goes to both. Nothing is deleted: weights move, and a memory whose weight
+Every write goes to both: to the graph at once, to the vector index in one batch per
+turn (pending writes are flushed before any search and on save, so a search never sees
+a stale index, and a turn costs one Chroma call instead of one per change). Nothing is deleted: weights move, and a memory whose weight
 falls below the dormant floor is left out of default retrieval but stays stored and
 queryable. The graph is saved as node-link JSON (atomically: temp file, fsync, rename)
 beside an append-only audit log of every weight change; Chroma persists itself and is
@@ -75,6 +77,8 @@ class WeightedKnowledgeGraph:
         self._lexical = None
         self._lexical_ids: list[str] = []
         self._lexical_dirty = True
+        self._unindexed: dict[str, None] = {}
+        self._stale_metadata: dict[str, None] = {}
         self._load()
 
     # ------------------------------------------------------------------ paths and loading
@@ -180,6 +184,7 @@ class WeightedKnowledgeGraph:
                      types: Iterable[NodeType] = RETRIEVABLE_TYPES,
                      include_dormant: bool = False) -> list[tuple[str, float]]:
         """(node id, cosine similarity) of the nearest memories in the vector index."""
+        self.flush_index()
         count = self.collection.count()
         if count == 0 or n <= 0:
             return []
@@ -227,6 +232,7 @@ class WeightedKnowledgeGraph:
         """Cosine similarity of the query to given memories (vectors read from the index)."""
         if not node_ids:
             return {}
+        self.flush_index()
         got = self.collection.get(ids=node_ids, include=["embeddings"])
         return {i: float(np.dot(query_vector, np.asarray(v))) for i, v in zip(got["ids"], got["embeddings"])}
 
@@ -250,6 +256,18 @@ class WeightedKnowledgeGraph:
     def _index_metadata(self, nodes: list[MemoryNode]) -> None:
         self.collection.update(ids=[n.id for n in nodes], metadatas=[self._metadata(n) for n in nodes])
 
+    def flush_index(self) -> None:
+        """Send the pending writes to the vector index: new memories (embedded in one batch),
+        then changed metadata (weights, types, dormancy)."""
+        with self.lock:
+            if self._unindexed:
+                self._index([self.node(i) for i in self._unindexed])
+            stale = [i for i in self._stale_metadata if i not in self._unindexed]
+            if stale:
+                self._index_metadata([self.node(i) for i in stale])
+            self._unindexed.clear()
+            self._stale_metadata.clear()
+
     def _record(self, change: MemoryChange) -> MemoryChange:
         self._pending_audit.append(change)
         return change
@@ -261,7 +279,7 @@ class WeightedKnowledgeGraph:
             if node.id in self.graph:
                 raise ValueError(f"memory {node.id!r} already exists")
             self.graph.add_node(node.id, **node.model_dump(mode="json"))
-            self._index([node])
+            self._unindexed[node.id] = None
             if NodeType(node.type) in RETRIEVABLE_TYPES:
                 self._lexical_dirty = True
             return self._record(MemoryChange(turn=turn, thread_id=thread_id, node_id=node.id, content=node.content,
@@ -295,7 +313,7 @@ class WeightedKnowledgeGraph:
                 changes["last_accessed"] = now
             updated = node.model_copy(update=changes)
             self.graph.nodes[node_id].update(updated.model_dump(mode="json"))
-            self._index_metadata([updated])
+            self._stale_metadata[node_id] = None
             if type is not None:
                 self._lexical_dirty = True
             return self._record(MemoryChange(turn=turn, thread_id=thread_id, node_id=node_id, content=node.content,
@@ -303,8 +321,9 @@ class WeightedKnowledgeGraph:
                                              timestamp=now))
 
     def save(self) -> None:
-        """Append pending audit events, then atomically rewrite the graph file."""
+        """Flush the vector index, append pending audit events, then atomically rewrite the graph file."""
         with self.lock:
+            self.flush_index()
             self.folder.mkdir(parents=True, exist_ok=True)
             if self._pending_audit:
                 with self.audit_path.open("a", encoding="utf-8") as handle:

@@ -1,0 +1,93 @@
+"""Linguistic cues about how a new statement relates to what the user said before.
+
+Offline, PCM has no model that reasons about contradiction (the bundled 135M LM
+separates consistent / novel / contradicting inputs at chance level), so the router
+also counts expressions whose meaning is about change, addition or routine, in English
+and Chinese. Each family is a list of general expressions, not words of any one
+scenario; `cue_counts` reports how many expressions of each family a text contains.
+
+- change:    a state has ended or been replaced ("no longer", "switched to", "moved to",
+             "these days", "new job", "辞职", "搬到", "现在", "变成")
+- additive:  something joins what is known ("also", "as well", "started learning",
+             "signed up", plans such as "next month", "也", "另外", "打算")
+- routine:   an episode of something ongoing ("again", "still", "today", "this morning",
+             "又", "今天")
+- exclusive: one thing takes all the room ("only", "everything", "whole", "只", "全部")
+- negation:  "not", "never", "n't", "不", "没"
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_PERIODS = "week|weekend|month|year|semester|term|spring|summer|autumn|fall|winter|quarter"
+_THINGS_REPLACED = ("job|house|flat|apartment|home|place|city|manager|boss|team|role|position|company|employer|school|"
+                    "programme|program|major|advisor|supervisor|partner|girlfriend|boyfriend|car|phone|laptop|stack|"
+                    "favou?rite")
+
+ENGLISH: dict[str, tuple[str, ...]] = {
+    "change": (
+        r"no longer", r"not any ?more", r"any ?more", r"no more", r"used to", r"these days", r"nowadays",
+        r"from now on", r"now that", r"(?<!right )(?<!just )(?<!for )now(?! and then)", r"instead", r"change of plans?",
+        r"switch(?:ed|ing)? (?:to|over|from|back)", r"mov(?:ed|ing) (?:to|over|into|from|out|away|back)",
+        r"migrat(?:ed|ing|ion)", r"rewr(?:ote|itten|iting)", r"replac(?:ed|ing)", r"convert(?:ed|ing)",
+        r"pivot(?:ed|ing)?", r"transferr?(?:ed|ing)", r"quit(?:ting)?", r"left (?:my|the|our|\w+ (?:school|job))",
+        r"dropped out", r"resign(?:ed|ing)", r"retir(?:ed|ing)", r"handed in (?:my|our) notice", r"gave (?:up|away)",
+        r"giving up", r"sold (?:my|our|the)", r"shut (?:down|the)", r"broke up", r"split up", r"called off",
+        r"separate ways", r"divorc(?:ed|ing)", r"ended", r"single again", r"graduated", r"bec(?:a|o)me",
+        r"turned into", r"not looking back", r"haven'?t (?:touched|used|been|had)",
+        rf"new (?:{_THINGS_REPLACED})", r"first (?:day|week|month) (?:at|as|in)", r"started (?:at|as) ",
+        r"joined (?:\w+ )?as", r"took (?:a|the) (?:job|position|role)",
+    ),
+    "additive": (
+        r"also", r"too", r"as well", r"in addition", r"besides", r"alongside", r"on the side", r"another",
+        r"started (?:learning|taking|picking|getting|playing|running|writing|going|doing|reading|to)",
+        r"start(?:ing)? to", r"pick(?:ed|ing)? up", r"got (?:really )?into", r"getting into", r"signed up",
+        r"enrolled", r"joined", r"adding", r"thinking (?:about|of)", r"planning", r"plan to", r"want to",
+        r"going to", r"hoping to", rf"next (?:{_PERIODS})", r"for the first time", r"recently", r"lately",
+        r"new hobby", r"on weekends", r"just for fun", r"been asked", r"invited",
+    ),
+    "routine": (
+        r"again", r"still", r"as usual", r"as always", r"today", r"tonight", r"this (?:morning|afternoon|evening|week)",
+        r"yesterday", r"last night", rf"on (?:{_DAYS})", r"over the weekend", r"this weekend", r"in a row",
+        r"spent (?:the|all|my)", r"finally", r"just (?:finished|merged|scored|got|had|did)",
+        r"every (?:day|morning|evening|night|week)",
+    ),
+    "exclusive": (r"only", r"everything", r"every", r"whole", r"entire", r"all (?:my|our|the)", r"full-time",
+                  r"exclusively"),
+    "negation": (r"not", r"never", r"n't", r"no"),
+}
+
+CHINESE: dict[str, tuple[str, ...]] = {
+    "change": ("不再", "不干", "换成", "换了", "换到", "改成", "改用", "改为", "改了", "辞职", "离职", "跳槽", "入职", "搬到",
+               "搬家", "搬去", "转行", "转做", "转到", "转专业", "转了", "变成", "变了", "放弃", "分手", "离婚", "现在", "如今",
+               "已经", "早就不", "戒了", "卖掉", "卖了", "毕业", "退休", "迁移", "下线", "不用了", "不做", "退出", "以后",
+               "从此"),
+    "additive": ("也", "还", "另外", "此外", "顺便", "开始学", "开始", "报了", "加入", "打算", "准备", "下个月", "下周",
+                 "明年", "第一次", "迷上", "最近", "辅修", "想学", "想要"),
+    "routine": ("又", "今天", "昨天", "今早", "今晚", "早上", "晚上", "周末", "照常", "还是", "一整天", "终于"),
+    "exclusive": ("只", "全部", "整个", "都", "全职"),
+    "negation": ("不", "没", "别"),
+}
+
+FAMILIES = tuple(ENGLISH)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> dict[str, list[re.Pattern]]:
+    return {family: [re.compile(rf"(?<![a-z']){expression}(?![a-z])") for expression in expressions]
+            for family, expressions in ENGLISH.items()}
+
+
+def cue_counts(text: str) -> dict[str, int]:
+    """How many expressions of each family (`FAMILIES`) occur in `text`."""
+    return dict(zip(FAMILIES, _counts(text)))
+
+
+@lru_cache(maxsize=4096)
+def _counts(text: str) -> tuple[int, ...]:
+    lowered = f" {text.lower()} "
+    return tuple(sum(1 for p in _compiled()[family] if p.search(lowered))
+                 + sum(1 for cue in CHINESE[family] if cue in text) for family in FAMILIES)

@@ -5,7 +5,7 @@ LOCOMO ?= ../shared/datasets/locomo
 SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
 HELDOUT ?= evals/data/scenarios_heldout.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-locomo calibrate studio
+.PHONY: install demo test bench-latency bench-scenarios bench-locomo calibrate studio docs-images
 
 install: $(VENV)/.installed
 
@@ -38,3 +38,15 @@ calibrate: install
 
 studio: install
 	$(VENV)/bin/langgraph dev --no-browser
+
+# Re-render the README's pictures from the project itself: the workflow, and the knowledge-graph
+# page of the demo's memory as headless Chromium shows it.
+docs-images: install
+	rm -rf /tmp/pcm-docs && $(VENV)/bin/pcm demo --data-dir /tmp/pcm-docs > /dev/null
+	$(VENV)/bin/pcm memory export --html --data-dir /tmp/pcm-docs --user demo-user --out /tmp/pcm-docs/memory.html
+	chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+		--disable-sync --no-first-run --user-data-dir=/tmp/pcm-docs/profile --window-size=1400,820 \
+		--screenshot=docs/knowledge-graph.png "file:///tmp/pcm-docs/memory.html#$$($(VENV)/bin/pcm memory export \
+		--data-dir /tmp/pcm-docs --user demo-user | $(PY) -c 'import json,sys; print(next(n["id"] for n in \
+		json.load(sys.stdin)["graph"]["nodes"] if "Python backend" in n["content"]))')"
+	$(VENV)/bin/pcm graph draw --out-dir docs

@@ -17,13 +17,27 @@ HELDOUT_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios_heldou
 
 
 def _setup_logging() -> None:
+    from evals.tracking import configure_tracing
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("bm25s").setLevel(logging.WARNING)
+    configure_tracing()
+
+
+def _log_to_langsmith(benchmark: str, items: list[dict], metrics: list[str], results: dict) -> None:
+    """With LANGSMITH_API_KEY set, record the per-item figures as a LangSmith experiment."""
+    from evals.tracking import log_experiment
+
+    logged = log_experiment(benchmark, items, metrics, metadata={"data": results.get("data"),
+                                                                 "date": results.get("date")})
+    if logged:
+        results["langsmith"] = logged
+        typer.echo(f"LangSmith experiment {logged['experiment']} on dataset {logged['dataset']}")
 
 
 @app.command()
 def scenarios(
-    data: Path = typer.Option(HELDOUT_SCENARIOS, help="scenario JSONL file (not the calibration's)"),
+    data: Path = typer.Option(HELDOUT_SCENARIOS, help="scenario JSONL file, or a folder of them (not the calibration's)"),
     out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate"),
@@ -32,7 +46,7 @@ def scenarios(
     """Routing accuracy and current-over-outdated per scorer, with the dense baseline, on one file."""
     from evals.calibration import file_digest, signal_contributions
     from evals.report import write_scenario_report
-    from evals.scenarios import load_scenarios, routing_metrics, run_scenarios
+    from evals.scenarios import load_scenarios, routing_metrics, run_scenarios, scenario_files
     from pcm.config import load_calibration, load_context
     from pcm.services import Services
 
@@ -41,8 +55,8 @@ def scenarios(
     base = load_context(calibration_file=str(calibration) if calibration else None)
     fitted = load_calibration(base.calibration_path)
     fitted_on = fitted.get("fitted_on")
-    if fitted.get("fitted_on_sha256") == file_digest(data):
-        raise typer.BadParameter(f"the calibration was fitted on {data}; evaluate on a different file")
+    if any(fitted.get("fitted_on_sha256") == file_digest(f) for f in scenario_files(data)):
+        raise typer.BadParameter(f"the calibration was fitted on a file in {data}; evaluate on a different file")
     services = Services(base)
     results: dict = {"data": str(data), "scenarios": len(rows), "calibration": str(base.calibration_path),
                      "calibration_fitted_on": fitted_on, "default_scorer": default_scorer or base.scorer,
@@ -66,6 +80,15 @@ def scenarios(
         train = run_scenarios(load_scenarios(fitted_on), signals_only, services)
         held_out = run_scenarios(rows, signals_only, services)
         results["signal_contributions"] = signal_contributions(train, held_out)
+    shipped = records["calibrated"]
+    _log_to_langsmith("scenarios", [
+        {"id": r.id, "inputs": {"history": row["history"], "probe": row["probe"], "query": row["query"]},
+         "reference": {"expected_level": row["expected_level"], "current": row["current"],
+                       "outdated": row.get("outdated")},
+         "outputs": {"level": r.level, "routing_correct": float(r.level == r.expected),
+                     "current_over_outdated": None if r.current_over_outdated is None
+                     else float(r.current_over_outdated)}}
+        for r, row in zip(shipped, rows)], ["routing_correct", "current_over_outdated"], results)
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     write_scenario_report(results, out)
     typer.echo((out / "report.md").read_text(encoding="utf-8"))
@@ -106,6 +129,7 @@ def locomo(
     data: Path = typer.Option(Path("../shared/datasets/locomo"), help="folder or file, either LoCoMo layout"),
     out: Path = typer.Option(Path("results/locomo"), help="output folder"),
     retrieval_only: bool = typer.Option(False, "--retrieval-only", help="skip answering questions even with an LLM"),
+    judge: bool = typer.Option(True, "--judge/--no-judge", help="with an LLM, also score answers by an LLM judge"),
     limit_conversations: Optional[int] = typer.Option(None, help="only the first N conversations"),
     limit_turns: Optional[int] = typer.Option(None, help="only the first N turns of each (quick runs)"),
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
@@ -119,8 +143,10 @@ def locomo(
     _setup_logging()
     conversations = load_locomo(data)[:limit_conversations]
     results = run_locomo(conversations, load_context(config), limit_turns=limit_turns,
-                         answer_questions=not retrieval_only)
+                         answer_questions=not retrieval_only, judge=judge)
     results["data"] = str(data)
+    _log_to_langsmith("locomo", results["items"], ["recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10"],
+                      results)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     write_locomo_report(results, out)

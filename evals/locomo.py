@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
 from evals.baselines import BM25Retriever, DenseRetriever, HybridRetriever, turn_documents
+from evals.judge import judge_answer
 from evals.metrics import aggregate, answer_scores, ndcg_at_k, recall_at_k, session_hit_at_k
 from pcm.api import PCM
 from pcm.config import PCMContext
@@ -86,8 +87,14 @@ def summarise(rows: list[dict], seconds: float) -> dict:
 
 
 def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Services | None = None,
-               progress: bool = True, limit_turns: int | None = None, answer_questions: bool = True) -> dict:
-    """Score every system on every conversation; see the module docstring."""
+               progress: bool = True, limit_turns: int | None = None, answer_questions: bool = True,
+               judge: bool = True) -> dict:
+    """Score every system on every conversation; see the module docstring.
+
+    `items` in the result holds PCM's per-question figures (for `analyze` and LangSmith);
+    with an LLM, answers are scored by the four answer metrics and, with `judge`, by an
+    LLM judge (Mem0's protocol, `evals.judge`).
+    """
     started_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
         ctx = ctx.replace(data_dir=folder)
@@ -101,7 +108,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         seconds: dict[str, float] = {}
         cost: dict = {"latencies": [], "no_routing_latencies": [], "llm_calls": 0, "llm_tokens": 0, "turns": 0,
                       "memories": {}, "agents": {}}
-        misses, qa_rows = [], []
+        misses, qa_rows, items = [], [], []
         for conversation in conversations:
             for name, timed in _ingestions(pcm, no_routing, conversation, progress, limit_turns, cost):
                 seconds[name] = seconds.get(name, 0.0) + timed
@@ -120,11 +127,17 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
                     ranked = search(question.question)
                     row = score_ranking(ranked, question)
                     rows.setdefault(name, []).append(row)
-                    if name == "pcm" and row["recall@10"] == 0:
-                        misses.append(_miss(pcm, conversation, question))
+                    if name == "pcm":
+                        items.append({"id": f"{conversation.sample_id}:{len(items)}",
+                                      "inputs": {"conversation": conversation.sample_id, "question": question.question},
+                                      "reference": {"answer": question.answer, "evidence": question.evidence,
+                                                    "category": question.category},
+                                      "outputs": row})
+                        if row["recall@10"] == 0:
+                            misses.append(_miss(pcm, conversation, question))
                 seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - begun
             if answer_questions and services.llm is not None:
-                qa_rows.extend(_answer(pcm, services, conversation, turn_ids))
+                qa_rows.extend(_answer(pcm, services, conversation, turn_ids, judge))
     latencies = np.asarray(cost["latencies"] or [0.0])
     no_routing_latencies = np.asarray(cost["no_routing_latencies"] or [0.0])
     return {
@@ -145,6 +158,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         },
         "qa": _qa_summary(qa_rows, services),
         "misses": misses[:25],
+        "items": items,
     }
 
 
@@ -192,8 +206,9 @@ def _miss(pcm: PCM, conversation: Conversation, question: QAItem) -> dict:
             "evidence": evidence, "retrieved_instead": [f"{m.dialog_ids} {m.content[:160]}" for m in found]}
 
 
-def _answer(pcm: PCM, services: Services, conversation: Conversation, turn_ids: set[str]) -> list[dict]:
-    """Answer each question from PCM's top-10 memories with the configured LLM, and score it."""
+def _answer(pcm: PCM, services: Services, conversation: Conversation, turn_ids: set[str], judge: bool) -> list[dict]:
+    """Answer each question from PCM's top-10 memories with the configured LLM, and score it
+    (adversarial questions on abstaining; the others also by the LLM judge when `judge`)."""
     rows = []
     for question in conversation.qa:
         if question.evidence and not set(question.evidence) <= turn_ids:
@@ -206,6 +221,8 @@ def _answer(pcm: PCM, services: Services, conversation: Conversation, turn_ids: 
             lines.append(f"[{when:%d %B %Y}] {m.content}" if when else m.content)
         reply = services.llm.complete(QA_SYSTEM.format(memories="\n".join(lines)), question.question) or ""
         row = {"category": question.category, **answer_scores(reply, question.answer, question.category)}
+        if judge and question.category != ADVERSARIAL_CATEGORY:
+            row["llm_judge"] = judge_answer(services.llm, question.question, question.answer, reply)
         rows.append(row)
     return rows
 

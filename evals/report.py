@@ -41,9 +41,12 @@ def write_scenario_report(results: dict, out: Path) -> None:
         lines += ["", "Router accuracy on this file when fitted on the calibration file with all signals, "
                       "and with each signal left out:", "", "| signals | accuracy |", "|---|---|"]
         lines += [f"| {k} | {v:.3f} |" for k, v in results["signal_contributions"].items()]
-    lines += ["", "![S_eff by expected level](s_eff.png)", ""]
+    lines += ["", "![S_eff by expected level](s_eff.png)", "",
+              "Weights, turn by turn, of the stored message holding the current fact and of the one holding the "
+              "outdated fact (shipped router):", "", "![weight trajectories](weights.png)", ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
     _plot_s_eff(results, out / "s_eff.png")
+    _plot_weight_trajectories(results.get("records", {}).get("calibrated", []), out / "weights.png")
 
 
 def _plot_s_eff(results: dict, path: Path) -> None:
@@ -60,6 +63,45 @@ def _plot_s_eff(results: dict, path: Path) -> None:
         axis.set_title(f"{name}: acc {metrics.get('routing_accuracy', float('nan')):.2f}")
         axis.set_xlabel("S_eff")
     axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _qa_lines(qa: dict) -> list[str]:
+    """QA metrics per category (category 5 is scored on abstaining), or why there are none."""
+    if "skipped" in qa:
+        return [f"QA: skipped — {qa['skipped']}"]
+    metrics = [m for m in ("exact_match", "token_f1", "contains_match", "numeric_match", "llm_judge", "abstained")
+               if m in qa]
+    lines = ["QA (answers from PCM's top-10 memories; category 5 scored on abstaining):", "",
+             "| category | count | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 2) + "|",
+             "| all | " + f"{qa['count']} | " + " | ".join(_fmt(qa.get(m)) for m in metrics) + " |"]
+    for category, m in qa.get("per_category", {}).items():
+        lines.append(f"| {category} | {m['count']} | " + " | ".join(_fmt(m.get(k)) for k in metrics) + " |")
+    return lines
+
+
+def _plot_weight_trajectories(records: list[dict], path: Path) -> None:
+    """One panel per expected level; x = turns before the probe (0 = the probe)."""
+    if not records:
+        return
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), sharey=True)
+    for axis, level in zip(axes, LEVELS):
+        for record in (r for r in records if r["expected"] == level):
+            steps = list(range(1 - len(record["trajectory"]), 1))
+            for key, style in (("current", "-"), ("outdated", "--")):
+                values = [point[key] for point in record["trajectory"]]
+                if any(v is not None for v in values):
+                    axis.plot(steps, [float("nan") if v is None else v for v in values], style, alpha=0.5,
+                              color=COLOURS["low"] if key == "current" else COLOURS["high"], marker=".")
+        axis.set_title(f"expected {level}")
+        axis.set_xlabel("turn (0 = probe)")
+        axis.set_ylim(0, 1)
+    axes[0].set_ylabel("weight")
+    axes[0].plot([], [], "-", color=COLOURS["low"], label="holds current")
+    axes[0].plot([], [], "--", color=COLOURS["high"], label="holds outdated")
+    axes[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -83,8 +125,8 @@ def write_locomo_report(results: dict, out: Path) -> None:
     for name, m in systems.items():
         per = m.get("per_category", {})
         lines.append(f"| {name} | " + " | ".join(_fmt(per.get(c, {}).get("recall@10")) for c in categories) + " |")
-    lines += ["", "Cost:", "", "```", *(f"{k}: {v}" for k, v in results["cost"].items()), "```", "",
-              f"QA: {results['qa']}", "", "![recall@k](recall_at_k.png)", ""]
+    lines += ["", "Cost:", "", "```", *(f"{k}: {v}" for k, v in results["cost"].items()), "```", ""]
+    lines += _qa_lines(results["qa"]) + ["", "![recall@k](recall_at_k.png)", ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
     fig, axis = plt.subplots(figsize=(6, 4))
     ks = [1, 5, 10, 20]

@@ -28,11 +28,28 @@ logger = logging.getLogger(__name__)
 REQUIRED = ("id", "history", "probe", "expected_level", "query", "current")
 
 
-def load_scenarios(path: str | Path) -> list[dict]:
-    """Read a scenarios JSONL file; a malformed line is an error naming the line."""
+def scenario_files(path: str | Path) -> list[Path]:
+    """The JSONL files `path` names: itself, or every `*.jsonl` in a folder."""
     path = Path(path)
+    if path.is_dir():
+        files = sorted(path.glob("*.jsonl"))
+        if not files:
+            raise FileNotFoundError(f"no *.jsonl scenario file in {path}")
+        return files
     if not path.is_file():
         raise FileNotFoundError(f"no scenario file at {path}")
+    return [path]
+
+
+def load_scenarios(path: str | Path) -> list[dict]:
+    """Read a scenarios JSONL file, or every one in a folder; a malformed line is an error naming it."""
+    rows = []
+    for file in scenario_files(path):
+        rows.extend(_read_scenario_file(file))
+    return rows
+
+
+def _read_scenario_file(path: Path) -> list[dict]:
     rows = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -75,6 +92,7 @@ class ScenarioRecord:
     current_over_outdated: bool | None
     dense_current_over_outdated: bool | None
     weights: dict
+    trajectory: list[dict]
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -96,9 +114,10 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
         pcm = PCM(ctx, services, checkpointer=InMemorySaver())
         for scenario in tqdm(scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=not progress):
             user = f"scenario-{scenario['id']}"
-            for message in scenario["history"]:
-                pcm.process(message, user_id=user)
-            out = pcm.process(scenario["probe"], user_id=user)
+            trajectory = []
+            for message in [*scenario["history"], scenario["probe"]]:
+                out = pcm.process(message, user_id=user)
+                trajectory.append(_tracked_weights(pcm.memory(user), scenario))
             packet = out["surprisal"]
             found = pcm.search(scenario["query"], user_id=user, top_k=20)
             contents = [m.content for m in found]
@@ -113,8 +132,22 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 if is_high else None,
                 dense_current_over_outdated=current_wins(dense, scenario["current"], scenario.get("outdated"))
                 if is_high else None,
-                weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}))
+                weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}, trajectory=trajectory))
     return records
+
+
+def _tracked_weights(graph, scenario: dict) -> dict:
+    """Weights, after one turn, of the first stored message holding `current` and of the one
+    holding `outdated` (None while there is none)."""
+    found: dict = {"current": None, "outdated": None}
+    for node in sorted(graph.nodes(), key=lambda n: n.created_at):
+        if node.type.value == "entity" or node.type.value == "hypothesis":
+            continue
+        for key in found:
+            needle = scenario.get(key)
+            if found[key] is None and needle and needle.lower() in node.content.lower():
+                found[key] = round(node.weight, 4)
+    return found
 
 
 def routing_metrics(records: list[ScenarioRecord]) -> dict:

@@ -46,6 +46,7 @@ class PCMContext:
     eviction_size: int = 2
     max_input_chars: int = 20000
     intent_temperature: float = 0.05
+    intent_smoothing: float = 0.5
     scorer: str = "hybrid"
     router: str = "calibrated"
     theta_low: float | None = None
@@ -58,7 +59,7 @@ class PCMContext:
     # Layer 2: retrieval and weights
     top_k: int = 10
     min_score: float = 0.005
-    lexical_weight: float = 0.3
+    lexical_weight: float = 0.6
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
@@ -94,7 +95,7 @@ class PCMContext:
             raise ValueError("level_prior needs three positive numbers (low, medium, high)")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
-        for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight"):
+        for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight", "intent_smoothing"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
 

@@ -127,11 +127,32 @@ def sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
-def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None) -> float:
+def smooth_distribution(distribution: Mapping[str, float], epsilon: float) -> dict[str, float]:
+    """P'(d | u) = (1 − ε) · P(d | u) + ε / |D|: the intent mixed with a uniform prior.
+
+    The router that gives P(d | u) is often wrong (about one domain in three on the
+    scenario files), and the mask multiplies scores, so an unsmoothed wrong intent can
+    all but erase the memory that answers the query; ε bounds that loss at ε/|D|.
+    """
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError("epsilon must lie in [0, 1]")
+    share = epsilon / len(distribution) if distribution else 0.0
+    return {d: (1.0 - epsilon) * p + share for d, p in distribution.items()}
+
+
+def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None,
+                     memory_distribution: Mapping[str, float] | None = None) -> float:
     """P(d(ε) | u): the intent probability of the memory's domain (spec §3.2).
 
+    A memory's domain d(ε) is itself a guess of the intent router (about two in three
+    are right on the scenario files), so when the memory keeps its domain distribution
+    P(d | ε) the relevance is its expectation over that uncertainty,
+    E_{d∼P(·|ε)}[P(d | u)] = Σ_d P(d | u) · P(d | ε): the probability that query and memory
+    belong to the same domain. With a certain domain this is the spec's P(d(ε) | u).
     Without an intent (the unmasked first retrieval) every domain has relevance 1.
     """
     if distribution is None:
         return 1.0
+    if memory_distribution:
+        return float(sum(p * float(distribution.get(d, 0.0)) for d, p in memory_distribution.items()))
     return float(distribution.get(domain or "", 0.0))

@@ -51,6 +51,7 @@ class MemoryNode(BaseModel):
     content: str
     type: NodeType
     domain: str | None = None
+    domain_distribution: dict[str, float] | None = None
     weight: float = Field(ge=0.0, le=1.0)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)

@@ -47,7 +47,8 @@ class ScriptedChatModel(BaseChatModel):
 
     def _kind(self, system: str) -> str:
         for kind, marker in (("intent", "Classify the user's message"), ("relation", "Decide how the new message"),
-                             ("hypothesis", "testable hypothesis"), ("facts", "Extract the atomic facts")):
+                             ("hypothesis", "testable hypothesis"), ("facts", "Extract the atomic facts"),
+                             ("judge", "You grade answers"), ("qa", "Answer the question about the conversation")):
             if marker in system:
                 return kind
         return "reply"
@@ -70,6 +71,10 @@ class ScriptedChatModel(BaseChatModel):
                                "evidence_keywords": ["microsoft"]})
         elif kind == "facts":
             text = json.dumps({"facts": ["The user works at Microsoft."]})
+        elif kind == "judge":
+            text = json.dumps({"reasoning": "names the same thing", "label": "CORRECT"})
+        elif kind == "qa":
+            text = "not mentioned"
         else:
             text = "Noted: you work at Microsoft now."
         message = AIMessage(content=text, usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})

@@ -18,6 +18,7 @@ def test_demo_json_runs_the_walkthrough_offline(tmp_path):
         assert set(turn) >= {"input", "s_raw", "retrieval_entropy", "s_eff", "level", "agent", "changes"}
         assert turn["level"] in ("low", "medium", "high")
     assert {m["type"] for m in run["memory"]} >= {"fact"}
+    assert [t["level"] for t in run["turns"]] == ["low", "low", "medium", "high", "low"]
     contents = [hit["content"] for hit in run["retrieval"]]
     research = next(i for i, c in enumerate(contents) if "AI researcher" in c)
     backend = next((i for i, c in enumerate(contents) if "Python backend developer" in c), len(contents))

@@ -27,6 +27,22 @@ def test_intent_relevance_reads_the_memory_domain():
     assert f.intent_relevance(None, "Coding") == 1.0
 
 
+def test_smooth_distribution_mixes_in_a_uniform_prior():
+    smoothed = f.smooth_distribution({"Coding": 0.9, "Casual": 0.1, "Personal": 0.0}, 0.3)
+    assert smoothed == pytest.approx({"Coding": 0.7 * 0.9 + 0.1, "Casual": 0.7 * 0.1 + 0.1, "Personal": 0.1})
+    assert sum(smoothed.values()) == pytest.approx(1.0)
+    assert f.smooth_distribution({"Coding": 0.9, "Casual": 0.1}, 0.0) == {"Coding": 0.9, "Casual": 0.1}
+    with pytest.raises(ValueError):
+        f.smooth_distribution({"Coding": 1.0}, 1.5)
+
+
+def test_intent_relevance_takes_the_expectation_over_an_uncertain_memory_domain():
+    query = {"Coding": 0.7, "Casual": 0.3}
+    memory = {"Coding": 0.5, "Casual": 0.25, "Personal": 0.25}
+    assert f.intent_relevance(query, "Coding", memory) == pytest.approx(0.7 * 0.5 + 0.3 * 0.25)
+    assert f.intent_relevance(query, "Casual", {"Casual": 1.0}) == f.intent_relevance(query, "Casual")
+
+
 def test_retrieval_entropy_is_normalised_shannon_entropy():
     assert f.retrieval_entropy([0.5, 0.5]) == pytest.approx(1.0)
     assert f.retrieval_entropy([0.9]) == 0.0

@@ -57,11 +57,17 @@ def test_retrieval_applies_intent_mask_and_weights(services, ctx):
         graph.add_node(node, reason="test", agent="test")
     query = "What does Bob debug?"
     vector = services.embedder.encode_one(query)
-    masked = retrieve(graph, query, vector, ctx, intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
+    exact = ctx.replace(intent_smoothing=0.0)
+    masked = retrieve(graph, query, vector, exact, intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
     assert masked[0].id == coding.id
     assert masked[0].score == pytest.approx(masked[0].similarity * 0.9 * 0.9)
-    flipped = retrieve(graph, query, vector, ctx, intent={"Coding": 0.1, "Casual": 0.9}, expand=False)
+    flipped = retrieve(graph, query, vector, exact, intent={"Coding": 0.1, "Casual": 0.9}, expand=False)
     assert flipped[0].id == casual.id
+    smoothed = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5),
+                        intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
+    relevance = {m.id: m.intent_relevance for m in smoothed}
+    assert relevance[coding.id] == pytest.approx(0.5 * 0.9 + 0.25)
+    assert relevance[casual.id] == pytest.approx(0.5 * 0.1 + 0.25)
 
 
 def test_expansion_follows_strong_edges(services, ctx):

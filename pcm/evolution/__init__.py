@@ -26,6 +26,7 @@ class TurnInfo:
     domain: str | None = None
     speaker: str | None = None
     dialog_ids: list[str] = field(default_factory=list)
+    domains: dict[str, float] | None = None
 
     @property
     def content(self) -> str:
@@ -40,7 +41,8 @@ class TurnInfo:
 def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, node_type: NodeType, weight: float,
                  *, agent: str, reason: str, keywords: list[str] | None = None) -> tuple[MemoryNode, MemoryChange]:
     """Create one memory from this turn, with its provenance and an audit event."""
-    node = MemoryNode(content=content, type=node_type, domain=info.domain, weight=weight,
+    node = MemoryNode(content=content, type=node_type, domain=info.domain, domain_distribution=info.domains,
+                      weight=weight,
                       created_at=info.timestamp, updated_at=info.timestamp, last_accessed=info.timestamp,
                       keywords=keywords or [], source=info.source())
     change = graph.add_node(node, reason=reason, agent=agent, turn=info.turn, thread_id=info.thread_id)

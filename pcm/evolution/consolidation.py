@@ -23,7 +23,8 @@ AGENT = "consolidation"
 def _turn_info(turn: dict, thread_id: str | None) -> TurnInfo:
     return TurnInfo(text=turn["content"], turn=turn.get("turn", 0), thread_id=thread_id,
                     timestamp=as_utc(turn.get("timestamp")), domain=turn.get("domain"),
-                    speaker=turn.get("speaker"), dialog_ids=list(turn.get("dialog_ids") or []))
+                    speaker=turn.get("speaker"), dialog_ids=list(turn.get("dialog_ids") or []),
+                    domains=turn.get("domains"))
 
 
 def link_entities(graph: WeightedKnowledgeGraph, node: MemoryNode, info: TurnInfo, ctx: PCMContext
@@ -39,6 +40,7 @@ def link_entities(graph: WeightedKnowledgeGraph, node: MemoryNode, info: TurnInf
                                              thread_id=info.thread_id, reason=f"mentioned again: {node.id}"))
         else:
             entity = MemoryNode(id=entity_id, content=name, type=NodeType.ENTITY, domain=info.domain,
+                                domain_distribution=info.domains,
                                 weight=ctx.observation_weight, created_at=info.timestamp,
                                 updated_at=info.timestamp, last_accessed=info.timestamp, source=info.source())
             changes.append(graph.add_node(entity, reason="entity first mentioned", agent=AGENT, turn=info.turn,

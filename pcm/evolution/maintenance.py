@@ -1,9 +1,9 @@
 """Maintenance (low surprise): reinforce what the input supports, promote confirmed hypotheses,
 and let unconfirmed hypotheses fade with time.
 
-Supported memories are the retrieved ones about the same subject, plus hypotheses
-whose evidence keywords the input uses (implicit verification: the user's own later
-words confirm a hypothesis; nobody has to ask).
+Supported memories are the retrieved ones of the same speaker about the same subject (sharing
+an informative word), plus hypotheses whose evidence keywords the input uses (implicit
+verification: the user's own later words confirm a hypothesis; nobody has to ask).
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ SECONDS_PER_DAY = 86400.0
 
 def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
                        ctx: PCMContext) -> list[str]:
-    supported = [m.id for m in related_memories(retrieved, ctx)]
+    """The memories this turn confirms: related retrieved memories of the same speaker that share an
+    informative word with it (similar small talk confirms nothing: without this, every "that's great!"
+    would be reinforced by the next one), and hypotheses whose evidence keywords it uses."""
+    informative = graph.informative_words(content_words(info.text))
+    supported = [m.id for m in related_memories(retrieved, ctx)
+                 if m.speaker == info.speaker and informative & set(content_words(m.content))]
     words = set(content_words(info.text)) | {w.lower() for w in info.text.split()}
     for node in graph.nodes(types=[NodeType.HYPOTHESIS], include_dormant=False):
         if node.id not in supported and words & set(node.keywords):

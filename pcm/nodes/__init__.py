@@ -51,7 +51,14 @@ def turn_info(state: PCMState, thread_id: str | None) -> TurnInfo:
     intent = state.get("intent") or {}
     return TurnInfo(text=input_text(state), turn=state.get("turn", 0), thread_id=thread_id,
                     timestamp=as_utc(state.get("timestamp")), domain=intent.get("label"),
-                    speaker=state.get("speaker"), dialog_ids=list(state.get("dialog_ids") or []))
+                    speaker=state.get("speaker"), dialog_ids=list(state.get("dialog_ids") or []),
+                    domains=domain_distribution(intent))
+
+
+def domain_distribution(intent: dict) -> dict[str, float] | None:
+    """The intent distribution as stored with a memory (4 decimals are plenty)."""
+    distribution = intent.get("distribution")
+    return {d: round(p, 4) for d, p in distribution.items()} if distribution else None
 
 
 def memories(rows: list[dict] | None) -> list[RetrievedMemory]:

@@ -7,7 +7,7 @@ from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
 from pcm.evolution.consolidation import consolidate_turns
-from pcm.nodes import dump, memories, thread_of, user_of
+from pcm.nodes import domain_distribution, dump, memories, thread_of, user_of
 from pcm.perception.working_memory import admit_turn, make_turn
 from pcm.prompts import RESPONSE_SYSTEM, format_memories
 from pcm.services import Services
@@ -35,8 +35,9 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
                                   state["user_input"])
     if reply is None:
         return {}
+    intent = state.get("intent") or {}
     turn = make_turn("assistant", reply, services.embedder.count_tokens, turn=state["turn"],
-                     timestamp=state.get("timestamp"), domain=(state.get("intent") or {}).get("label"))
+                     timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent))
     window, evicted = admit_turn(list(state.get("working_memory") or []), turn, ctx.token_budget, ctx.eviction_size)
     return {"response": reply, "messages": [AIMessage(content=reply)], "working_memory": window,
             "pending_consolidation": evicted}

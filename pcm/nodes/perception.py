@@ -5,7 +5,7 @@ from __future__ import annotations
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
 from pcm.models import RetrievedMemory
-from pcm.nodes import dump, input_text, memories, user_of, validate_input
+from pcm.nodes import domain_distribution, dump, input_text, memories, user_of, validate_input
 from pcm.perception.intent import make_intent
 from pcm.perception.working_memory import admit_turn, make_turn, render_window
 from pcm.llm import IntentJudgement
@@ -48,6 +48,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         packet = packet.model_copy(update={"level": forced, "level_source": "forced"})
     turn = make_turn("user", text, services.embedder.count_tokens, speaker=state.get("speaker"),
                      turn=state["turn"], timestamp=state.get("timestamp"), domain=intent.label,
+                     domains=domain_distribution(intent.model_dump()),
                      dialog_ids=list(state.get("dialog_ids") or []))
     window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {

@@ -57,7 +57,7 @@ ENGLISH: dict[str, tuple[str, ...]] = {
     ),
     "exclusive": (r"only", r"everything", r"every", r"whole", r"entire", r"all (?:my|our|the)", r"full-time",
                   r"exclusively"),
-    "negation": (r"not", r"never", r"n't", r"no"),
+    "negation": (r"not", r"never", r"[a-z]*n't", r"cannot", r"no"),
 }
 
 CHINESE: dict[str, tuple[str, ...]] = {

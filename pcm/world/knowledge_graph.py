@@ -17,6 +17,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -76,6 +77,7 @@ class WeightedKnowledgeGraph:
         self._pending_audit: list[MemoryChange] = []
         self._lexical = None
         self._lexical_ids: list[str] = []
+        self._document_frequency: Counter[str] = Counter()
         self._lexical_dirty = True
         self._unindexed: dict[str, None] = {}
         self._stale_metadata: dict[str, None] = {}
@@ -196,21 +198,35 @@ class WeightedKnowledgeGraph:
                                        where=where, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
 
+    def _refresh_lexical(self) -> None:
+        """Rebuild the BM25 index and the document frequencies after memories were added."""
+        if not self._lexical_dirty:
+            return
+        docs = [(i, content_words(a["content"])) for i, a in self.graph.nodes(data=True)
+                if NodeType(a["type"]) in RETRIEVABLE_TYPES]
+        docs = [(i, words) for i, words in docs if words]
+        self._lexical_ids = [i for i, _ in docs]
+        self._document_frequency = Counter(word for _, words in docs for word in set(words))
+        self._lexical = None
+        if docs:
+            self._lexical = bm25s.BM25()
+            self._lexical.index([words for _, words in docs], show_progress=False)
+        self._lexical_dirty = False
+
+    def informative_words(self, words: Iterable[str], max_share: float = 0.05) -> set[str]:
+        """The words that few memories contain: in at most `max_share` of them (at least 2), so a
+        word shared with a memory says something about what it is about ("FastAPI", "pottery"),
+        unlike words that half the conversation uses ("great", "thanks")."""
+        self._refresh_lexical()
+        limit = max(2.0, max_share * len(self._lexical_ids))
+        return {w for w in words if self._document_frequency.get(w, 0) <= limit}
+
     def lexical_search(self, query: str, n: int, include_dormant: bool = False) -> dict[str, float]:
         """BM25 scores of the best lexical matches, divided by the best score (so in (0, 1])."""
         terms = content_words(query)
         if not terms:
             return {}
-        if self._lexical_dirty:
-            docs = [(i, content_words(a["content"])) for i, a in self.graph.nodes(data=True)
-                    if NodeType(a["type"]) in RETRIEVABLE_TYPES]
-            docs = [(i, words) for i, words in docs if words]
-            self._lexical_ids = [i for i, _ in docs]
-            self._lexical = None
-            if docs:
-                self._lexical = bm25s.BM25()
-                self._lexical.index([words for _, words in docs], show_progress=False)
-            self._lexical_dirty = False
+        self._refresh_lexical()
         if self._lexical is None:
             return {}
         known = [t for t in terms if t in self._lexical.vocab_dict]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcm.config import PCMContext
-from pcm.formulas import intent_relevance, retrieval_score
+from pcm.formulas import intent_relevance, retrieval_score, smooth_distribution
 from pcm.models import NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
 
@@ -38,6 +38,8 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     gives an empty list."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
+    if intent is not None:
+        intent = smooth_distribution(intent, ctx.intent_smoothing)
     if len(graph) == 0:
         return []
     pool = max(4 * top_k, 40)
@@ -51,7 +53,7 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
             continue
         attrs = graph.graph.nodes[node_id]
         similarity = cosine + ctx.lexical_weight * lexical.get(node_id, 0.0) * (1.0 - cosine)
-        relevance = intent_relevance(intent, attrs.get("domain"))
+        relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
         score = retrieval_score(similarity, relevance, weight)
         if score > ctx.min_score:
@@ -80,7 +82,8 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
             if graph.graph.nodes[source]["weight"] < graph.dormant_floor:
                 continue
             successor = by_id.get(source) or _as_retrieved(
-                graph, source, hit.similarity, intent_relevance(intent, graph.graph.nodes[source].get("domain")),
+                graph, source, hit.similarity, intent_relevance(intent, graph.graph.nodes[source].get("domain"),
+                                                                graph.graph.nodes[source].get("domain_distribution")),
                 hit.score, "expansion:supersedes")
             ordered.append(successor)
             placed.add(source)
@@ -114,7 +117,7 @@ def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCM
                     continue
                 if attrs["weight"] < graph.dormant_floor:
                     continue
-                relevance = intent_relevance(intent, attrs.get("domain"))
+                relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
                 weight = attrs["weight"] if use_weights else 1.0
                 score = hit.score * strength * weight
                 if score > ctx.min_score and (target_id not in found or found[target_id].score < score):

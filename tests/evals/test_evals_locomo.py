@@ -4,8 +4,6 @@ import json
 import re
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 from typer.testing import CliRunner
 
 from evals.__main__ import app
@@ -55,16 +53,19 @@ def test_one_conversation_never_answers_another(tmp_path, two_conversations):
     assert {m.speaker for m in found} <= {first.speaker_a, first.speaker_b}
 
 
-def test_qa_path_with_a_fake_llm(tmp_path, two_conversations):
+def test_qa_path_with_a_fake_llm(tmp_path, two_conversations, scripted_model):
     ctx = load_context(data_dir=str(tmp_path), router="off")
-    replies = iter([AIMessage(content="not mentioned")] * 10000)
-    services = Services(ctx, chat_model=GenericFakeChatModel(messages=replies))
+    services = Services(ctx, chat_model=scripted_model)
     results = run_locomo(two_conversations[:1], ctx, services, progress=False, limit_turns=12)
     qa = results["qa"]
     assert "skipped" not in qa and qa["count"] > 0
-    assert set(qa) >= {"exact_match", "token_f1", "contains_match", "numeric_match", "per_category"}
+    assert set(qa) >= {"exact_match", "token_f1", "contains_match", "numeric_match", "llm_judge", "per_category"}
+    answered = [c for c in qa["per_category"] if c != 5]
+    assert answered and all(qa["per_category"][c]["llm_judge"] == 1.0 for c in answered)
+    assert all(qa["per_category"][c]["abstained"] == 1.0 for c in answered)
     if 5 in qa["per_category"]:
-        assert qa["per_category"][5]["exact_match"] == 1.0
+        assert qa["per_category"][5]["exact_match"] == 1.0 and "llm_judge" not in qa["per_category"][5]
+    assert scripted_model.calls.count("judge") == sum(qa["per_category"][c]["count"] for c in answered)
     assert results["cost"]["llm_calls_per_turn"] > 0 and results["cost"]["llm_tokens_per_turn"] >= 0
 
 

@@ -15,7 +15,7 @@ from pcm.perception.surprise import FEATURES, RouterModel
 def record(expected, level, lang="en", revision=None):
     return ScenarioRecord(id="x", lang=lang, expected=expected, level=level, level_source="threshold", s_raw=0.0,
                           retrieval_entropy=0.0, s_eff=0.0, signals={}, current_over_outdated=revision,
-                          dense_current_over_outdated=None, weights={})
+                          dense_current_over_outdated=None, weights={}, trajectory=[])
 
 
 def test_routing_metrics_on_a_hand_computed_example():

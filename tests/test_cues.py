@@ -1,0 +1,46 @@
+"""Cue families that the offline router counts (pcm.perception.cues), in English and Chinese."""
+
+import pytest
+
+from pcm.perception.cues import FAMILIES, cue_counts
+
+
+@pytest.mark.parametrize("text, family", [
+    ("I no longer work at Google.", "change"),
+    ("We moved to Lisbon last spring.", "change"),
+    ("These days I write everything in Rust.", "change"),
+    ("First week at Microsoft is going great.", "change"),
+    ("I also started learning Korean.", "additive"),
+    ("Thinking about a trip to Seoul next month.", "additive"),
+    ("Rehearsal ran late again tonight.", "routine"),
+    ("I only drink tea.", "exclusive"),
+    ("I don't eat meat.", "negation"),
+    ("我已经搬到广州了。", "change"),
+    ("我从华为离职了，现在在小米。", "change"),
+    ("另外我最近也开始学吉他。", "additive"),
+    ("今天又加班到九点。", "routine"),
+    ("我只喝绿茶。", "exclusive"),
+    ("我不喝咖啡。", "negation"),
+])
+def test_each_family_is_found(text, family):
+    assert cue_counts(text)[family] >= 1
+
+
+def test_counts_every_family_and_nothing_in_plain_text():
+    counts = cue_counts("The lake was calm and the ducks were sleeping.")
+    assert set(counts) == set(FAMILIES) and sum(counts.values()) == 0
+
+
+@pytest.mark.parametrize("text, family", [
+    ("The snow was deep.", "change"),          # "now" inside a word
+    ("My tooth hurts.", "additive"),           # "too" inside a word
+    ("I'm busy right now.", "change"),         # "right now" is not a change of state
+    ("Knowledge is power.", "negation"),       # "no" inside a word
+])
+def test_cues_respect_word_boundaries(text, family):
+    assert cue_counts(text)[family] == 0
+
+
+def test_several_expressions_add_up():
+    counts = cue_counts("I left my job and moved to Denver; I'm a nurse now.")
+    assert counts["change"] == 3

@@ -25,16 +25,17 @@ def write_scenario_report(results: dict, out: Path) -> None:
              f"{results['scenarios']} scenarios, run {results['date']}; calibration `{results['calibration']}` "
              f"fitted on `{results.get('calibration_fitted_on')}`. Default scorer `{results['default_scorer']}`, "
              f"router `{results['default_router']}`.", "",
-             "| routing | accuracy | macro-F1 | current over outdated | dense baseline: current over outdated "
-             "| per language | level sources |",
-             "|---|---|---|---|---|---|---|"]
+             "| routing | accuracy | macro-F1 | accuracy per language | current over outdated "
+             "| … per language | dense baseline: current over outdated | level sources |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, m in results["scorers"].items():
         label = name if name.startswith("calibrated") else f"{name} + thresholds"
         languages = ", ".join(f"{k} {v:.2f}" for k, v in m["per_language"].items())
+        revisions = ", ".join(f"{k} {v:.2f}" for k, v in m.get("current_over_outdated_per_language", {}).items())
         sources = ", ".join(f"{k} {v}" for k, v in m.get("level_sources", {}).items())
-        lines.append(f"| {label} | {_fmt(m['routing_accuracy'])} | {_fmt(m['macro_f1'])} | "
-                     f"{_fmt(m['current_over_outdated'])} | {_fmt(m['dense_current_over_outdated'])} | "
-                     f"{languages} | {sources} |")
+        lines.append(f"| {label} | {_fmt(m['routing_accuracy'])} | {_fmt(m['macro_f1'])} | {languages} | "
+                     f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} | "
+                     f"{sources} |")
     for name, m in results["scorers"].items():
         lines += ["", f"Confusion, {name} (rows expected, columns taken: low, medium, high): `{m['confusion']}`"]
     if results.get("signal_contributions"):

@@ -172,6 +172,10 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
         "dense_current_over_outdated": float(np.mean(dense)) if dense else None,
         "per_language": {lang: float(np.mean([r.level == r.expected for r in records if r.lang == lang]))
                          for lang in languages},
+        "current_over_outdated_per_language": {
+            lang: float(np.mean(wins)) for lang in languages
+            if (wins := [r.current_over_outdated for r in records
+                         if r.lang == lang and r.current_over_outdated is not None])},
         "confusion": confusion.tolist(),
         "level_sources": {s: sum(r.level_source == s for r in records) for s in sorted({r.level_source for r in records})},
     }

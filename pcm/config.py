@@ -55,7 +55,7 @@ class PCMContext:
     hybrid_alpha: float = 0.6
     surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
-    level_prior: list[float] = field(default_factory=lambda: [0.5, 0.4, 0.1])
+    level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
     # Layer 2: retrieval and weights
     top_k: int = 10
     min_score: float = 0.005
@@ -66,7 +66,7 @@ class PCMContext:
     observation_weight: float = 0.6
     # Layer 3: evolution
     eta: float = 0.05
-    beta: float | None = None
+    beta: float = 0.3
     gamma: float = 0.02
     correction_weight: float = 0.8
     hypothesis_min_weight: float = 0.3
@@ -93,6 +93,8 @@ class PCMContext:
             raise ValueError("domains must not be empty")
         if len(self.level_prior) != 3 or min(self.level_prior) <= 0:
             raise ValueError("level_prior needs three positive numbers (low, medium, high)")
+        if self.beta < 0 or self.gamma < 0:
+            raise ValueError("beta and gamma must not be negative")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight", "intent_smoothing"):
@@ -117,18 +119,6 @@ class PCMContext:
             raise ValueError(f"theta_low ({low}) must not exceed theta_high ({high})")
         return float(low), float(high)
 
-    def decay_rate(self) -> float:
-        """β of w·exp(−β·S_eff), on the active scorer's scale.
-
-        Unless set, β = 1/θ_high: a contradiction right at the high threshold keeps e^−1 ≈ 0.37
-        of a memory's weight, whatever the scorer's units (on the NLL scale this gives ≈ 0.27,
-        close to the spec's 0.3).
-        """
-        if self.beta is not None:
-            return self.beta
-        theta_high = self.thresholds()[1]
-        return 1.0 / theta_high if theta_high > 0 else 0.3
-
     def replace(self, **changes: Any) -> "PCMContext":
         return dataclasses.replace(self, **changes)
 
@@ -150,7 +140,8 @@ def _coerce(value: str, annotation: Any) -> Any:
     """Turn an environment string into the field's type."""
     text = str(annotation)
     if "list" in text:
-        return [part.strip() for part in value.split(",") if part.strip()]
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        return [float(part) for part in parts] if "float" in text else parts
     if "float" in text:
         return None if value.lower() in ("", "none") and "None" in text else float(value)
     if "int" in text:

@@ -61,7 +61,7 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
     with graph.lock:
         changes = []
         strength = decay_strength(packet)
-        beta = ctx.decay_rate()
+        beta = ctx.beta
         for memory in conflicts:
             old = graph.node(memory.id).weight
             changes.append(graph.update_node(

@@ -14,6 +14,10 @@ scenario; `cue_counts` reports how many expressions of each family a text contai
              "又", "今天")
 - exclusive: one thing takes all the room ("only", "everything", "whole", "只", "全部")
 - negation:  "not", "never", "n't", "不", "没"
+
+`is_request` tells a question or request to the assistant ("What's a good podcast?",
+"Can you recommend…", "帮我想一个…") from a statement: a request says nothing the memory
+could hold as true or false about the user.
 """
 
 from __future__ import annotations
@@ -73,6 +77,26 @@ CHINESE: dict[str, tuple[str, ...]] = {
 }
 
 FAMILIES = tuple(ENGLISH)
+
+_SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
+_REQUEST_OPENERS = re.compile(
+    r"^(?:can|could|would|will) you\b|^(?:please )?(?:help|remind|tell) me\b|^(?:any|some) "
+    r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b")
+_CHINESE_REQUEST_OPENERS = ("帮我", "请问", "推荐", "给我推荐", "能不能", "可以帮")
+
+
+def is_request(text: str) -> bool:
+    """True when every sentence of `text` asks something (ends with a question mark or opens
+    like "can you", "help me", "recommend", "帮我", "推荐") rather than telling something."""
+    sentences = [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip(" .!?。！？")]
+    if not sentences:
+        return False
+    for sentence in sentences:
+        lowered = sentence.lower().lstrip("\"'“‘(")
+        if not (sentence.endswith(("?", "？")) or sentence.rstrip("。！!.").endswith(("吗", "呢"))
+                or _REQUEST_OPENERS.search(lowered) or lowered.startswith(_CHINESE_REQUEST_OPENERS)):
+            return False
+    return True
 
 
 @lru_cache(maxsize=1)

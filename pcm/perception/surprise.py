@@ -27,7 +27,7 @@ from pcm.llm import LLMClient, RelationJudgement
 from pcm.models import NodeType, RetrievedMemory, SurprisalPacket
 from pcm.perception.language_model import CausalLMScorer
 from pcm.prompts import RELATION_SYSTEM, relation_prompt
-from pcm.perception.cues import cue_counts
+from pcm.perception.cues import cue_counts, is_request
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
@@ -132,21 +132,24 @@ class SurpriseMonitor:
         language model when the scorer does not need it (hybrid); otherwise the LM signals
         are added and the full router decides; a turn still uncertain goes to the LLM if one
         is configured. Without an LLM, an uncertain "high" (correction decays memories) falls
-        back to the likelier of the non-destructive levels.
+        back to the likelier of the non-destructive levels. A question or request to the
+        assistant (`is_request`) claims nothing about the user: it is kept as an observation
+        (low) and never becomes a hypothesis or a correction.
         """
         context = _context_text(memories, recent)
         signals = self.cheap_signals(text, memories)
         calibration = load_calibration(ctx.calibration_path) if ctx.router == "calibrated" else {}
         level, source, probabilities = None, "threshold", {}
         needs_lm = ctx.scorer != "hybrid"
-        if ctx.router == "calibrated" and memories and calibration.get("router_cheap"):
+        request = ctx.router != "off" and is_request(text)
+        if ctx.router == "calibrated" and memories and not request and calibration.get("router_cheap"):
             probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals, ctx.level_prior)
             best = max(probabilities, key=probabilities.get)
             if probabilities[best] >= ctx.cascade_confidence:
                 level, source = best, "calibrated-cheap"
-        if needs_lm or (ctx.router == "calibrated" and memories and level is None):
+        if needs_lm or (ctx.router == "calibrated" and memories and level is None and not request):
             signals.update(self.language_model_signals(text, context))
-        if ctx.scorer == "hybrid" and self.llm is not None and judgement is None and memories:
+        if ctx.scorer == "hybrid" and self.llm is not None and judgement is None and memories and not request:
             judgement = self.judge(text, memories)
         if judgement is not None:
             signals["conflict"] = judgement.conflict_score
@@ -158,6 +161,8 @@ class SurpriseMonitor:
             level, source = "low", "routing-off"
         elif not memories:
             level, source = "low", "empty-retrieval"
+        elif request:
+            level, source = "low", "request"
         elif level is None and ctx.router == "calibrated" and calibration.get("router"):
             probabilities = RouterModel(calibration["router"]).probabilities(signals, ctx.level_prior)
             level, source = max(probabilities, key=probabilities.get), "calibrated"

@@ -4,6 +4,7 @@ PY := $(VENV)/bin/python
 LOCOMO ?= ../shared/datasets/locomo
 SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
 HELDOUT ?= evals/data/scenarios_heldout.jsonl
+TESTSET ?= evals/data/scenarios_test.jsonl
 
 .PHONY: install demo test bench-latency bench-scenarios bench-locomo calibrate studio docs-images
 
@@ -29,6 +30,7 @@ bench-latency: install
 
 bench-scenarios: install
 	$(PY) -m evals scenarios --data $(HELDOUT) --out results/scenarios-heldout
+	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test
 
 bench-locomo: install
 	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only

@@ -26,8 +26,8 @@ def write_scenario_report(results: dict, out: Path) -> None:
              f"fitted on `{results.get('calibration_fitted_on')}`. Default scorer `{results['default_scorer']}`, "
              f"router `{results['default_router']}`.", "",
              "| routing | accuracy | macro-F1 | accuracy per language | current over outdated "
-             "| … per language | dense baseline: current over outdated | level sources |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| … per language | dense baseline: current over outdated | LLM calls per probe | level sources |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, m in results["scorers"].items():
         label = name if name.startswith("calibrated") else f"{name} + thresholds"
         languages = ", ".join(f"{k} {v:.2f}" for k, v in m["per_language"].items())
@@ -35,7 +35,7 @@ def write_scenario_report(results: dict, out: Path) -> None:
         sources = ", ".join(f"{k} {v}" for k, v in m.get("level_sources", {}).items())
         lines.append(f"| {label} | {_fmt(m['routing_accuracy'])} | {_fmt(m['macro_f1'])} | {languages} | "
                      f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} | "
-                     f"{sources} |")
+                     f"{_fmt(m.get('llm_calls_per_probe'))} | {sources} |")
     for name, m in results["scorers"].items():
         lines += ["", f"Confusion, {name} (rows expected, columns taken: low, medium, high): `{m['confusion']}`"]
     if results.get("signal_contributions"):

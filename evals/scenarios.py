@@ -93,6 +93,7 @@ class ScenarioRecord:
     dense_current_over_outdated: bool | None
     weights: dict
     trajectory: list[dict]
+    llm_calls: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -132,7 +133,8 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 if is_high else None,
                 dense_current_over_outdated=current_wins(dense, scenario["current"], scenario.get("outdated"))
                 if is_high else None,
-                weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}, trajectory=trajectory))
+                weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}, trajectory=trajectory,
+                llm_calls=(out.get("llm_usage") or {}).get("calls", 0)))
     return records
 
 
@@ -177,5 +179,6 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
             if (wins := [r.current_over_outdated for r in records
                          if r.lang == lang and r.current_over_outdated is not None])},
         "confusion": confusion.tolist(),
+        "llm_calls_per_probe": float(np.mean([r.llm_calls for r in records])) if records else 0.0,
         "level_sources": {s: sum(r.level_source == s for r in records) for s in sorted({r.level_source for r in records})},
     }

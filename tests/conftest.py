@@ -19,6 +19,13 @@ from pcm.services import Services
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
+@pytest.fixture(autouse=True)
+def no_langsmith(monkeypatch):
+    """Tests never send anything to LangSmith, whatever the developer's environment holds."""
+    monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    monkeypatch.setenv("LANGSMITH_TRACING", "false")
+
+
 @pytest.fixture
 def ctx(tmp_path, monkeypatch):
     for name in list(__import__("os").environ):

@@ -190,3 +190,22 @@ def test_malformed_llm_replies_fall_back_to_the_offline_path(ctx):
     assert hypothesis.content.startswith("Possibly a new direction")
     assert out["llm_usage"]["failures"] >= 2
     assert out["intent"]["label"] in ctx.domains
+
+
+def test_llm_is_asked_about_relations_only_when_the_router_is_unsure(ctx, scripted_model):
+    """Cascade cost: a request or a turn the cheap router settles makes no relation call; the
+    threshold router with the hybrid scorer needs the LLM's conflict score on every turn."""
+    pcm = PCM(ctx, Services(ctx, chat_model=scripted_model), checkpointer=InMemorySaver())
+    pcm.process(HISTORY, user_id="r")
+    scripted_model.calls.clear()
+    out = pcm.process("Can you recommend a good podcast about history?", user_id="r")
+    assert out["surprisal"]["level_source"] == "request" and "relation" not in scripted_model.calls
+    settled = [pcm.process(text, user_id="r")["surprisal"]["level_source"] for text in
+               ("I also started learning the cello on weekends.", "Reviewed pull requests at Google again today.")]
+    assert scripted_model.calls.count("relation") == sum(source == "llm" for source in settled)
+    threshold = PCM(ctx.replace(router="threshold"), Services(ctx, chat_model=scripted_model),
+                    checkpointer=InMemorySaver())
+    threshold.process(HISTORY, user_id="t")
+    scripted_model.calls.clear()
+    threshold.process(PROBE, user_id="t")
+    assert "relation" in scripted_model.calls

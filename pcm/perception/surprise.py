@@ -131,8 +131,10 @@ class SurpriseMonitor:
         Cascade (router `calibrated`): the cheap router settles confident turns without the
         language model when the scorer does not need it (hybrid); otherwise the LM signals
         are added and the full router decides; a turn still uncertain goes to the LLM if one
-        is configured. Without an LLM, an uncertain "high" (correction decays memories) falls
-        back to the likelier of the non-destructive levels. A question or request to the
+        is configured, so the LLM is asked only about the ambiguous turns. Without an LLM, an
+        uncertain "high" (correction decays memories) falls back to the likelier of the
+        non-destructive levels. Router `threshold` compares S_eff with θ_low/θ_high, asking the
+        LLM for the hybrid scorer's conflict score on every turn. A question or request to the
         assistant (`is_request`) claims nothing about the user: it is kept as an observation
         (low) and never becomes a hypothesis or a correction.
         """
@@ -140,30 +142,19 @@ class SurpriseMonitor:
         signals = self.cheap_signals(text, memories)
         calibration = load_calibration(ctx.calibration_path) if ctx.router == "calibrated" else {}
         level, source, probabilities = None, "threshold", {}
-        needs_lm = ctx.scorer != "hybrid"
-        request = ctx.router != "off" and is_request(text)
-        if ctx.router == "calibrated" and memories and not request and calibration.get("router_cheap"):
-            probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals, ctx.level_prior)
-            best = max(probabilities, key=probabilities.get)
-            if probabilities[best] >= ctx.cascade_confidence:
-                level, source = best, "calibrated-cheap"
-        if needs_lm or (ctx.router == "calibrated" and memories and level is None and not request):
-            signals.update(self.language_model_signals(text, context))
-        if ctx.scorer == "hybrid" and self.llm is not None and judgement is None and memories and not request:
-            judgement = self.judge(text, memories)
-        if judgement is not None:
-            signals["conflict"] = judgement.conflict_score
-        s_raw = raw_surprisal(ctx.scorer, signals, ctx.hybrid_alpha) if memories else 0.0
-        entropy = signals["retrieval_entropy"]
-        s_eff = effective_surprisal(s_raw, entropy, ctx.surprise_lambda, has_context=bool(memories))
-        theta_low, theta_high = ctx.thresholds()
         if ctx.router == "off":
             level, source = "low", "routing-off"
         elif not memories:
             level, source = "low", "empty-retrieval"
-        elif request:
+        elif is_request(text):
             level, source = "low", "request"
-        elif level is None and ctx.router == "calibrated" and calibration.get("router"):
+        elif ctx.router == "calibrated" and calibration.get("router_cheap"):
+            probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals, ctx.level_prior)
+            best = max(probabilities, key=probabilities.get)
+            if probabilities[best] >= ctx.cascade_confidence:
+                level, source = best, "calibrated-cheap"
+        if level is None and ctx.router == "calibrated" and calibration.get("router"):
+            signals.update(self.language_model_signals(text, context))
             probabilities = RouterModel(calibration["router"]).probabilities(signals, ctx.level_prior)
             level, source = max(probabilities, key=probabilities.get), "calibrated"
             if probabilities[level] < ctx.cascade_confidence:
@@ -173,6 +164,16 @@ class SurpriseMonitor:
                 elif level == "high":
                     level = max(("low", "medium"), key=probabilities.get)
                     source = "calibrated-cautious"
+        if ctx.scorer != "hybrid" and "nll" not in signals:
+            signals.update(self.language_model_signals(text, context))
+        if level is None and ctx.scorer == "hybrid" and judgement is None:
+            judgement = self.judge(text, memories)
+        if judgement is not None:
+            signals["conflict"] = judgement.conflict_score
+        s_raw = raw_surprisal(ctx.scorer, signals, ctx.hybrid_alpha) if memories else 0.0
+        entropy = signals["retrieval_entropy"]
+        s_eff = effective_surprisal(s_raw, entropy, ctx.surprise_lambda, has_context=bool(memories))
+        theta_low, theta_high = ctx.thresholds()
         if level is None:
             level = surprise_level(s_eff, theta_low, theta_high)
         packet = SurprisalPacket(

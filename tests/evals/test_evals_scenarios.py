@@ -80,3 +80,49 @@ def test_load_scenarios_reports_the_bad_line(tmp_path):
     path.write_text('{"id": "a"}\n')
     with pytest.raises(ValueError, match=r"s.jsonl:1"):
         load_scenarios(path)
+
+
+SCENARIOS = [
+    {"id": "t-low", "lang": "en", "history": ["I keep bees in my garden.", "Any good films this week?"],
+     "probe": "Checked the hives again this morning, the bees are calm.", "expected_level": "low",
+     "query": "What does the user keep?", "current": "bees", "outdated": None},
+    {"id": "t-medium", "lang": "en", "history": ["I work as a nurse.", "What's a quick lunch idea?"],
+     "probe": "I also started learning the cello on weekends.", "expected_level": "medium",
+     "query": "What instrument is the user learning?", "current": "cello", "outdated": None},
+    {"id": "t-high", "lang": "en", "history": ["I live in Leeds.", "How do I descale a kettle?"],
+     "probe": "We moved to Glasgow last month, the new flat is lovely.", "expected_level": "high",
+     "query": "Where does the user live?", "current": "Glasgow", "outdated": "Leeds"},
+]
+
+
+def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_path):
+    from pcm.config import DEFAULT_CALIBRATION
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "eval.jsonl").write_text("\n".join(json.dumps(s) for s in SCENARIOS) + "\n")
+    fit = tmp_path / "fit.jsonl"
+    fit.write_text("\n".join(json.dumps({**s, "id": f"fit-{s['id']}", "probe": s["probe"].replace(".", "!")})
+                             for s in SCENARIOS) + "\n")
+    shipped = json.loads(DEFAULT_CALIBRATION.read_text())
+    calibration = tmp_path / "calibration.json"
+    save_calibration({**shipped, "fitted_on": str(fit), "fitted_on_sha256": file_digest(fit)}, calibration)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["scenarios", "--data", str(folder), "--calibration", str(calibration),
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["scenarios"] == 3 and results["default_scorer"] == "hybrid"
+    assert set(results["scorers"]) >= {"nll", "nll_delta", "hybrid", "calibrated"}
+    for metrics in results["scorers"].values():
+        assert 0.0 <= metrics["routing_accuracy"] <= 1.0 and sum(map(sum, metrics["confusion"])) == 3
+        assert metrics["current_over_outdated"] in (0.0, 1.0) and metrics["llm_calls_per_probe"] == 0.0
+    trajectory = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")["trajectory"]
+    assert len(trajectory) == 3 and trajectory[0]["outdated"] == pytest.approx(0.6)
+    assert trajectory[-1]["current"] is not None
+    assert set(results["signal_contributions"]) >= {"all_signals", "without_change_cues"}
+    assert "langsmith" not in results
+    report = (out / "report.md").read_text()
+    assert "| calibrated |" in report and "weights.png" in report
+    for image in ("s_eff.png", "weights.png"):
+        assert (out / image).stat().st_size > 5000

@@ -37,7 +37,8 @@ def _log_to_langsmith(benchmark: str, items: list[dict], metrics: list[str], res
 
 @app.command()
 def scenarios(
-    data: Path = typer.Option(HELDOUT_SCENARIOS, help="scenario JSONL file, or a folder of them (not the calibration's)"),
+    data: Path = typer.Option(HELDOUT_SCENARIOS,
+                              help="scenario JSONL file, or a folder of them (not the calibration's)"),
     out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate"),

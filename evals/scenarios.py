@@ -180,5 +180,6 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
                          if r.lang == lang and r.current_over_outdated is not None])},
         "confusion": confusion.tolist(),
         "llm_calls_per_probe": float(np.mean([r.llm_calls for r in records])) if records else 0.0,
-        "level_sources": {s: sum(r.level_source == s for r in records) for s in sorted({r.level_source for r in records})},
+        "level_sources": {s: sum(r.level_source == s for r in records)
+                          for s in sorted({r.level_source for r in records})},
     }

@@ -97,7 +97,8 @@ class PCMContext:
             raise ValueError("beta and gamma must not be negative")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
-        for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight", "intent_smoothing"):
+        for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
+                     "intent_smoothing"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
 

@@ -1,37 +1,29 @@
-"""PCM as a node of a larger agent graph: the README's embedding example, executed."""
+"""PCM as a node of a larger agent graph: the README's embedding example, executed as written."""
 
-from typing import Annotated
+import re
+from pathlib import Path
 
-from langchain_core.messages import AnyMessage, HumanMessage
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import START, StateGraph
-from langgraph.graph.message import add_messages
-from typing_extensions import TypedDict
+from langchain_core.messages import HumanMessage
 
-from pcm import build_graph
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-class AgentState(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
-    user_id: str
-    retrieved: list[dict]
-    surprisal: dict
-    changes: list[dict]
+def readme_embedding_example() -> str:
+    section = README.read_text(encoding="utf-8").split("## Embedding PCM in your agent", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
 
 
-def test_pcm_runs_as_a_subgraph_of_an_agent(ctx):
-    memory = build_graph()
-    agent = StateGraph(AgentState)
-    agent.add_node("memory", memory)
-    agent.add_edge(START, "memory")
-    app = agent.compile(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "t"}}
-    app.invoke({"messages": [HumanMessage("I'm a nurse in a children's hospital.")], "user_id": "nina"},
-               config, context=ctx)
+def test_readme_example_runs_pcm_as_a_subgraph_of_an_agent(ctx, monkeypatch, capsys):
+    monkeypatch.setenv("PCM_DATA_DIR", ctx.data_dir)
+    namespace: dict = {}
+    exec(compile(readme_embedding_example(), "README.md", "exec"), namespace)
+    assert capsys.readouterr().out.startswith("low ")
+    app, config = namespace["app"], namespace["config"]
     out = app.invoke({"messages": [HumanMessage("Night shift again at the children's hospital.")],
-                      "user_id": "nina"}, config, context=ctx)
+                      "user_id": "nina"}, config)
     assert out["surprisal"]["level"] in ("low", "medium", "high")
     assert any("nurse" in m["content"] for m in out["retrieved"])
     assert all({"weight", "score", "type"} <= set(m) for m in out["retrieved"])
     assert out["changes"] and all({"node_id", "old_weight", "new_weight", "reason"} <= set(c) for c in out["changes"])
     assert [m.content for m in out["messages"]][-1] == "Night shift again at the children's hospital."
+    assert (Path(ctx.data_dir) / "users").is_dir()

@@ -8,10 +8,12 @@ Scorers (S_raw, each on its own scale, with its own θ_low/θ_high):
               conflict score from the LLM when one is configured, else from offline cues.
 
 S_eff = S_raw · (1 − λ·H(C)) is always the reported quantity. The routing level comes
-from the `router` (`off` sends every turn to maintenance): `threshold` compares S_eff with θ_low/θ_high; `calibrated` feeds all
-signals to a small multinomial logistic model fitted by `python -m evals calibrate`
-(no model in the calibration file falls back to thresholds), and, in a cascade, asks
-the LLM (when configured) only about turns the model is unsure of.
+from the `router`: `off` sends every turn to maintenance; `threshold` compares S_eff
+with θ_low/θ_high; `calibrated` feeds all signals (cue families from
+`pcm.perception.cues`, retrieval similarities, the LM's NLL) to a small multinomial
+logistic model fitted by `python -m evals calibrate` (no model in the calibration file
+falls back to thresholds) and, in a cascade, asks the LLM (when configured) only about
+turns the model is unsure of.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from pcm.config import PCMContext, load_calibration
 from pcm.formulas import LEVELS, effective_surprisal, hybrid_surprisal, retrieval_entropy, softmax, surprise_level
 from pcm.llm import LLMClient, RelationJudgement
 from pcm.models import NodeType, RetrievedMemory, SurprisalPacket
+from pcm.perception.cues import cue_counts, is_request
 from pcm.perception.language_model import CausalLMScorer
 from pcm.prompts import RELATION_SYSTEM, relation_prompt
-from pcm.perception.cues import cue_counts, is_request
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)

@@ -2,11 +2,12 @@
 
 Every write goes to both: to the graph at once, to the vector index in one batch per
 turn (pending writes are flushed before any search and on save, so a search never sees
-a stale index, and a turn costs one Chroma call instead of one per change). Nothing is deleted: weights move, and a memory whose weight
-falls below the dormant floor is left out of default retrieval but stays stored and
-queryable. The graph is saved as node-link JSON (atomically: temp file, fsync, rename)
-beside an append-only audit log of every weight change; Chroma persists itself and is
-reconciled against the graph on load, so an interrupted turn cannot leave them apart.
+a stale index, and a turn costs one Chroma call instead of one per change). Nothing is
+deleted: weights move, and a memory whose weight falls below the dormant floor is left
+out of default retrieval but stays stored and queryable. The graph is saved as node-link
+JSON (atomically: temp file, fsync, rename) beside an append-only audit log of every
+weight change; Chroma persists itself and is reconciled against the graph on load, so an
+interrupted turn cannot leave them apart.
 """
 
 from __future__ import annotations

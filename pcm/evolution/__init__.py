@@ -42,9 +42,8 @@ def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, no
                  *, agent: str, reason: str, keywords: list[str] | None = None) -> tuple[MemoryNode, MemoryChange]:
     """Create one memory from this turn, with its provenance and an audit event."""
     node = MemoryNode(content=content, type=node_type, domain=info.domain, domain_distribution=info.domains,
-                      weight=weight,
-                      created_at=info.timestamp, updated_at=info.timestamp, last_accessed=info.timestamp,
-                      keywords=keywords or [], source=info.source())
+                      weight=weight, created_at=info.timestamp, updated_at=info.timestamp,
+                      last_accessed=info.timestamp, keywords=keywords or [], source=info.source())
     change = graph.add_node(node, reason=reason, agent=agent, turn=info.turn, thread_id=info.thread_id)
     return node, change
 

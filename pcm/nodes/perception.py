@@ -6,14 +6,7 @@ from pcm.config import PCMContext
 from pcm.formulas import LEVELS
 from pcm.llm import IntentJudgement
 from pcm.models import RetrievedMemory
-from pcm.nodes import (
-    domain_distribution,
-    dump,
-    input_text,
-    memories,
-    user_of,
-    validate_input,
-)
+from pcm.nodes import domain_distribution, dump, input_text, memories, user_of, validate_input
 from pcm.perception.intent import make_intent
 from pcm.perception.working_memory import admit_turn, make_turn, render_window
 from pcm.prompts import INTENT_SYSTEM

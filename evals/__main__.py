@@ -69,7 +69,8 @@ def scenarios(
         records[name] = run_scenarios(rows, ctx, services)
         results["scorers"][name] = routing_metrics(records[name])
     cascades = {"calibrated": base.replace(router="calibrated"),
-                "calibrated-rare-contradictions-prior": base.replace(router="calibrated", level_prior=[0.5, 0.4, 0.1])}
+                "calibrated-rare-contradictions-prior": base.replace(router="calibrated",
+                                                                     level_prior=[0.5, 0.4, 0.1])}
     for name, cascade in cascades.items():
         records[name] = run_scenarios(rows, cascade, services)
         results["scorers"][name] = routing_metrics(records[name])

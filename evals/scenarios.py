@@ -22,6 +22,7 @@ from tqdm import tqdm
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
+from pcm.models import NodeType
 from pcm.services import Services
 
 logger = logging.getLogger(__name__)
@@ -143,7 +144,7 @@ def _tracked_weights(graph, scenario: dict) -> dict:
     holding `outdated` (None while there is none)."""
     found: dict = {"current": None, "outdated": None}
     for node in sorted(graph.nodes(), key=lambda n: n.created_at):
-        if node.type.value == "entity" or node.type.value == "hypothesis":
+        if node.type in (NodeType.ENTITY, NodeType.HYPOTHESIS):
             continue
         for key in found:
             needle = scenario.get(key)

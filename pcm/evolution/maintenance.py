@@ -24,10 +24,11 @@ def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved:
     """The memories this turn confirms: related retrieved memories of the same speaker that share an
     informative word with it (similar small talk confirms nothing: without this, every "that's great!"
     would be reinforced by the next one), and hypotheses whose evidence keywords it uses."""
-    informative = graph.informative_words(content_words(info.text))
+    words = set(content_words(info.text))
+    informative = graph.informative_words(words)
     supported = [m.id for m in related_memories(retrieved, ctx)
                  if m.speaker == info.speaker and informative & set(content_words(m.content))]
-    words = set(content_words(info.text)) | {w.lower() for w in info.text.split()}
+    words |= {w.lower() for w in info.text.split()}
     for node in graph.nodes(types=[NodeType.HYPOTHESIS], include_dormant=False):
         if node.id not in supported and words & set(node.keywords):
             supported.append(node.id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +32,40 @@ def sqlite_checkpointer(data_dir: str | Path):
 
     path = Path(data_dir)
     path.mkdir(parents=True, exist_ok=True)
-    return SqliteSaver(sqlite3.connect(path / "checkpoints.sqlite", check_same_thread=False))
+    connection = sqlite3.connect(path / "checkpoints.sqlite", check_same_thread=False, timeout=60)
+    connection.execute("PRAGMA journal_mode=WAL")
+    return SqliteSaver(connection)
+
+
+def postgres_checkpointer(url: str):
+    """A PostgreSQL checkpointer (`langgraph-checkpoint-postgres`); creates its tables if needed."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    saver = PostgresSaver(Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row))
+    saver.setup()
+    return saver
+
+
+def make_checkpointer(ctx: PCMContext, kind: str | None = None):
+    """The checkpointer the settings name (`checkpointer`: sqlite or postgres)."""
+    kind = kind or ctx.checkpointer
+    return postgres_checkpointer(ctx.postgres_url) if kind == "postgres" else sqlite_checkpointer(ctx.data_dir)
 
 
 class PCM:
-    """One PCM deployment: settings, loaded models, memory store, checkpointed graph."""
+    """One PCM deployment: settings, loaded models, memory store, checkpointed graph.
 
-    def __init__(self, ctx: PCMContext | None = None, services: Services | None = None, checkpointer: Any = "sqlite"):
+    `checkpointer` is "config" (the one `ctx.checkpointer` names), "sqlite", "postgres", a
+    LangGraph checkpointer, or None (no working memory between calls).
+    """
+
+    def __init__(self, ctx: PCMContext | None = None, services: Services | None = None, checkpointer: Any = "config"):
         self.ctx = ctx or load_context()
         self.services = services or Services(self.ctx)
-        if checkpointer == "sqlite":
-            checkpointer = sqlite_checkpointer(self.ctx.data_dir)
+        if isinstance(checkpointer, str):
+            checkpointer = make_checkpointer(self.ctx, None if checkpointer == "config" else checkpointer)
         self.checkpointer = checkpointer
         self.graph = build_graph(self.services, checkpointer=checkpointer)
 
@@ -52,18 +76,29 @@ class PCM:
     def process(self, text: str, *, user_id: str = "default", thread_id: str | None = None,
                 speaker: str | None = None, timestamp: str | None = None,
                 dialog_ids: list[str] | None = None, force_level: str | None = None,
-                target_ids: list[str] | None = None, note: str | None = None) -> dict:
+                target_ids: list[str] | None = None, note: str | None = None,
+                message_id: str | None = None) -> dict:
         """Run one turn through the graph; bad input raises ValueError before anything changes.
 
+        The turn is atomic: if any node raises, nothing of it stays in long-term or working
+        memory. It holds the user's memory (and so its checkpointed threads) from start to
+        end: a second writer of the same user waits, in this process or another, up to
+        `lock_timeout` seconds (then `MemoryBusyError`, nothing changed).
         `force_level` skips the router's decision (the tools' explicit correction), `target_ids`
         names the memories a correction supersedes, `note` is recorded in their audit reason.
+        `message_id` is stored with the turn; a message whose id is already stored is not
+        processed again and `{"already_stored": True, "message_id": ...}` is returned.
         """
         validate_input(text, self.ctx)
         config = self.config(user_id, thread_id)
         payload = {"user_input": text, "user_id": user_id, "speaker": speaker, "timestamp": timestamp,
                    "dialog_ids": dialog_ids or [], "force_level": force_level, "target_ids": target_ids or [],
-                   "note": note}
-        return self.graph.invoke(payload, config, context=self.ctx)
+                   "note": note, "message_id": message_id}
+        with self.services.store.exclusive(user_id) as owner:
+            if message_id and self.services.store.open(user_id).has_message(message_id):
+                return {"already_stored": True, "message_id": message_id}
+            config["configurable"]["pcm_turn"] = owner
+            return self.graph.invoke(payload, config, context=self.ctx, durability="exit")
 
     def state(self, user_id: str, thread_id: str | None = None) -> dict:
         if self.checkpointer is None:
@@ -71,28 +106,44 @@ class PCM:
         return self.graph.get_state(self.config(user_id, thread_id)).values
 
     def flush(self, user_id: str, thread_id: str | None = None) -> list[dict]:
-        """Consolidate everything in working memory now and empty it (e.g. at the end of an ingestion)."""
+        """Consolidate everything in working memory now and empty it (e.g. at the end of an ingestion).
+
+        Idempotent: the consolidation is committed with a marker of the thread and turn, so a
+        flush repeated after a crash (before working memory was emptied) stores nothing twice.
+        """
         config = self.config(user_id, thread_id)
-        state = self.state(user_id, thread_id)
-        changes = flush_working_memory(state, config["configurable"]["thread_id"], self.ctx, self.services)
-        if state:
-            self.graph.update_state(config, {"working_memory": [], "pending_consolidation": []},
-                                    as_node="persist")
+        thread = config["configurable"]["thread_id"]
+        store = self.services.store
+        with store.exclusive(user_id) as owner:
+            state = self.state(user_id, thread_id)
+            marker = f"flush:{thread}:{state.get('committed_turn', state.get('turn', 0))}"
+            changes = []
+            waiting = state.get("working_memory") or state.get("pending_consolidation")
+            if waiting and not store.open(user_id).has_message(marker):
+                changes = flush_working_memory(state, thread, self.ctx, self.services)
+                store.commit_turn(user_id, owner, [marker])
+            if state:
+                self.graph.update_state(config, {"working_memory": [], "pending_consolidation": []},
+                                        as_node="persist")
         return changes
 
     def memory(self, user_id: str, create: bool = False) -> WeightedKnowledgeGraph:
-        return self.services.store.open(user_id, create=create)
+        """The user's memory, with what other processes committed loaded."""
+        return self.services.store.open(user_id, create=create, refresh=True)
 
     def search(self, query: str, *, user_id: str = "default", top_k: int | None = None, use_intent: bool = True,
-               use_weights: bool = True, expand: bool = True) -> list[RetrievedMemory]:
-        """Intent-masked retrieval for `query` without changing memory; unknown users have none."""
+               use_weights: bool = True, expand: bool = True, as_of: datetime | str | None = None
+               ) -> list[RetrievedMemory]:
+        """Intent-masked retrieval for `query` without changing memory; unknown users have none.
+        With `as_of`, the weights and links as they stood at that time (from the audit log)."""
         validate_input(query, self.ctx)
         if not self.services.store.exists(user_id):
             return []
-        graph = self.memory(user_id)
         intent = self.services.intent_router.classify(query).distribution if use_intent else None
-        return retrieve(graph, query, self.services.embedder.encode_one(query), self.ctx, intent=intent,
-                        top_k=top_k, use_weights=use_weights, expand=expand)
+        vector = self.services.embedder.encode_one(query)
+        with self.services.store.reading(user_id) as graph:
+            return retrieve(graph.as_of(as_of) if as_of is not None else graph, query, vector, self.ctx,
+                            intent=intent, top_k=top_k, use_weights=use_weights, expand=expand)
 
     def history(self, user_id: str, node_id: str) -> list[MemoryChange]:
         return self.memory(user_id).history(node_id)

@@ -181,21 +181,18 @@ def ingest(file: Path = typer.Argument(..., help="JSON list of {role, content} m
            consolidate: bool = typer.Option(True, help="consolidate working memory at the end"),
            config: Optional[Path] = ConfigFile) -> None:
     """Replay a conversation into memory, turn by turn."""
-    from rich.progress import track
+    from rich.progress import Progress
 
-    from pcm.ingest import read_conversation
+    from pcm.ingest import ingest_turns, read_conversation
 
     ctx = _context(config, data_dir)
     turns = read_conversation(file, ctx, conversation)
     pcm = _pcm(config, data_dir)
-    levels: dict[str, int] = {}
-    for turn in track(turns, description=f"ingesting {len(turns)} turns", console=errors):
-        out = pcm.process(turn.content, user_id=user, thread_id=thread, speaker=turn.speaker,
-                          timestamp=turn.timestamp, dialog_ids=turn.dialog_ids)
-        levels[out["agent"]] = levels.get(out["agent"], 0) + 1
-    if consolidate:
-        pcm.flush(user, thread)
-    console.print(f"ingested {len(turns)} turns for user {user!r}: {levels}; "
+    with Progress(console=errors) as progress:
+        task = progress.add_task(f"ingesting {len(turns)} turns", total=len(turns))
+        result = ingest_turns(pcm, turns, user, thread, consolidate, on_turn=lambda *_: progress.advance(task))
+    skipped = f", {result['already_stored']} already stored" if result["already_stored"] else ""
+    console.print(f"ingested {len(turns)} turns for user {user!r}: {result['agents']}{skipped}; "
                   f"{len(pcm.memory(user))} memories in {pcm.ctx.data_dir}")
 
 
@@ -221,9 +218,18 @@ def memory_list(data_dir: Optional[Path] = DataDir, user: str = User, config: Op
 @memory_app.command("show")
 @user_errors
 def memory_show(node_id: str, data_dir: Optional[Path] = DataDir, user: str = User,
-                config: Optional[Path] = ConfigFile) -> None:
+                config: Optional[Path] = ConfigFile,
+                as_of: Optional[str] = typer.Option(None, "--as-of", help="ISO date or time: show the memory, its "
+                                                    "weight and links as they stood then")) -> None:
     """One memory: content, links and its audit history."""
     _, graph = _open_memory(config, data_dir, user)
+    if as_of:
+        from pcm.models import as_utc
+
+        try:
+            graph = graph.as_of(as_utc(as_of))
+        except ValueError:
+            raise ValueError(f"--as-of {as_of!r} is not an ISO date or time (e.g. 2024-05-01)") from None
     node = graph.node(node_id)
     console.print_json(node.model_dump_json())
     for _, edge in graph.neighbours(node_id):

@@ -21,6 +21,9 @@ import yaml
 DEFAULT_DOMAINS = ("Coding", "Academic", "Personal", "Casual", "Professional")
 SCORERS = ("nll", "nll_delta", "hybrid")
 ROUTERS = ("calibrated", "threshold", "off")
+GRAPH_STORES = ("sqlite", "postgres")
+VECTOR_STORES = ("chroma", "chroma-server")
+CHECKPOINTERS = ("sqlite", "postgres")
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_CALIBRATION = PACKAGE_DIR / "calibration" / "default.json"
 
@@ -83,8 +86,27 @@ class PCMContext:
     llm_base_url: str = ""
     llm_timeout: float = 30.0
     llm_max_retries: int = 2
+    # Storage
+    graph_store: str = "sqlite"
+    vector_store: str = "chroma"
+    checkpointer: str = "sqlite"
+    postgres_url: str = ""
+    chroma_url: str = ""
+    open_users: int = 64
+    lock_timeout: float = 60.0
+    turn_timeout: float = 600.0
 
     def __post_init__(self) -> None:
+        for name, allowed in (("graph_store", GRAPH_STORES), ("vector_store", VECTOR_STORES),
+                              ("checkpointer", CHECKPOINTERS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if "postgres" in (self.graph_store, self.checkpointer) and not self.postgres_url:
+            raise ValueError("graph_store or checkpointer 'postgres' needs postgres_url")
+        if self.vector_store == "chroma-server" and not self.chroma_url:
+            raise ValueError("vector_store 'chroma-server' needs chroma_url")
+        if self.open_users < 1 or self.lock_timeout <= 0 or self.turn_timeout <= 0:
+            raise ValueError("open_users >= 1, lock_timeout > 0 and turn_timeout > 0 are required")
         if self.scorer not in SCORERS:
             raise ValueError(f"scorer must be one of {SCORERS}, got {self.scorer!r}")
         if self.router not in ROUTERS:

@@ -156,3 +156,19 @@ def intent_relevance(distribution: Mapping[str, float] | None, domain: str | Non
     if memory_distribution:
         return float(sum(p * float(distribution.get(d, 0.0)) for d, p in memory_distribution.items()))
     return float(distribution.get(domain or "", 0.0))
+
+
+def bm25_idf(document_frequency: int, documents: int) -> float:
+    """idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5)): BM25's inverse document frequency,
+    Lucene variant (Kamphuis et al., ECIR 2020), as `bm25s` computes it."""
+    return math.log(1 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+def bm25_term_scores(idf, term_frequency, length, average_length, k1: float, b: float):
+    """score(t, d) = idf(t) · tf / (k1 · ((1 − b) + b · |d| / avgdl) + tf): one term's BM25 score
+    in each document (Lucene variant, without the constant (k1 + 1) factor, as `bm25s` stores it).
+
+    Works elementwise on numpy arrays of term frequencies and document lengths, in the same
+    order of operations as `bm25s`, so the float results are identical to its index.
+    """
+    return idf * (term_frequency / (k1 * ((1 - b) + b * length / average_length) + term_frequency))

@@ -14,33 +14,35 @@ import functools
 import inspect
 from collections.abc import Callable
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from pcm.config import PCMContext, load_context
-from pcm.nodes import evolution, memory, perception
+from pcm.nodes import evolution, memory, perception, user_of
 from pcm.services import Services
 from pcm.state import InputState, OutputState, PCMState
 
 
 def _bind(step: Callable, services: Services | None) -> Callable:
-    """Adapt `step(state, [config,] ctx, services)` to a LangGraph node taking the runtime context."""
+    """Adapt `step(state, [config,] ctx, services)` to a LangGraph node taking the runtime context.
+
+    If the step raises, the turn it belongs to is rolled back before the error propagates: this
+    is what makes a turn atomic in any host (`PCM.process`, `langgraph dev`, a parent graph).
+    """
     wants_config = "config" in inspect.signature(step).parameters
 
-    def resolve(runtime: Runtime[PCMContext]) -> tuple[PCMContext, Services]:
+    @functools.wraps(step)
+    def node(state: PCMState, config: RunnableConfig, runtime: Runtime[PCMContext]) -> dict:
         ctx = runtime.context if isinstance(runtime.context, PCMContext) else load_context()
-        return ctx, services or Services.for_context(ctx)
-
-    if wants_config:
-        @functools.wraps(step)
-        def node(state: PCMState, config, runtime: Runtime[PCMContext]) -> dict:
-            ctx, bound = resolve(runtime)
-            return step(state, config, ctx, bound)
-    else:
-        @functools.wraps(step)
-        def node(state: PCMState, runtime: Runtime[PCMContext]) -> dict:
-            ctx, bound = resolve(runtime)
-            return step(state, ctx, bound)
+        bound = services or Services.for_context(ctx)
+        try:
+            return step(state, config, ctx, bound) if wants_config else step(state, ctx, bound)
+        except BaseException:
+            owner = state.get("turn_owner") or (config.get("configurable") or {}).get("pcm_turn")
+            if owner:
+                bound.store.abort_turn(user_of(state), owner)
+            raise
     del node.__wrapped__
     return node
 

@@ -1,11 +1,17 @@
-"""Read a conversation file for `pcm ingest`: a JSON list of {"role", "content"} messages,
-or a LoCoMo conversation (either layout). Everything is validated before anything is
-written, so a bad file changes nothing.
+"""`pcm ingest`: read a conversation file (a JSON list of {"role", "content"} messages, or a
+LoCoMo conversation in either layout) and replay it into memory.
+
+Everything is validated before anything is written, so a bad file changes nothing. Each
+message has an id (its LoCoMo dialog id, its own "id" field, or a hash of its position and
+contents) that is committed with the turn that stored it: re-running an ingestion, after a
+kill or on purpose, skips what is stored and stores the rest, so nothing is duplicated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +25,34 @@ class IngestTurn:
     speaker: str | None = None
     timestamp: str | None = None
     dialog_ids: list[str] = field(default_factory=list)
+    message_id: str | None = None
+
+
+def message_hash(position: int, message: dict) -> str:
+    """The id of a message without one: its position and contents, hashed."""
+    fields = [str(position), str(message.get("role")), str(message.get("name")), str(message.get("timestamp")),
+              str(message.get("content"))]
+    return "sha256:" + hashlib.sha256("\x00".join(fields).encode("utf-8")).hexdigest()[:32]
+
+
+def ingest_turns(pcm, turns: list[IngestTurn], user_id: str, thread_id: str = "main", consolidate: bool = True,
+                 on_turn: Callable[[IngestTurn, dict], None] | None = None) -> dict:
+    """Process each turn not stored yet, in order; then consolidate working memory. Returns how
+    many turns each agent handled and how many were already stored."""
+    agents: dict[str, int] = {}
+    skipped = 0
+    for turn in turns:
+        out = pcm.process(turn.content, user_id=user_id, thread_id=thread_id, speaker=turn.speaker,
+                          timestamp=turn.timestamp, dialog_ids=turn.dialog_ids, message_id=turn.message_id)
+        if out.get("already_stored"):
+            skipped += 1
+        else:
+            agents[out["agent"]] = agents.get(out["agent"], 0) + 1
+        if on_turn is not None:
+            on_turn(turn, out)
+    if consolidate:
+        pcm.flush(user_id, thread_id)
+    return {"agents": agents, "already_stored": skipped}
 
 
 def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = None) -> list[IngestTurn]:
@@ -36,8 +70,9 @@ def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = No
     if _is_locomo(data):
         turns = _locomo_turns(path, conversation)
     elif isinstance(data, list) and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in data):
-        turns = [IngestTurn(content=m["content"], speaker=m.get("name") or m["role"], timestamp=m.get("timestamp"))
-                 for m in data]
+        turns = [IngestTurn(content=m["content"], speaker=m.get("name") or m["role"], timestamp=m.get("timestamp"),
+                            message_id=f"id:{m['id']}" if m.get("id") is not None else message_hash(i, m))
+                 for i, m in enumerate(data)]
     else:
         raise ValueError(f"{path}: expected a JSON list of {{\"role\", \"content\"}} messages or a LoCoMo conversation")
     if not turns:
@@ -68,8 +103,10 @@ def _locomo_turns(path: Path, conversation: str | None) -> list[IngestTurn]:
         ids = ", ".join(c.sample_id for c in conversations)
         raise ValueError(f"{path} holds {len(conversations)} conversations ({ids}); pick one with --conversation")
     turns = []
+    sample = conversations[0].sample_id
     for session in conversations[0].sessions:
         stamp = session.timestamp.isoformat() if session.timestamp else None
-        turns.extend(IngestTurn(content=t.full_text, speaker=t.speaker, timestamp=stamp, dialog_ids=[t.dia_id])
+        turns.extend(IngestTurn(content=t.full_text, speaker=t.speaker, timestamp=stamp, dialog_ids=[t.dia_id],
+                                message_id=f"locomo:{sample}:{t.dia_id}")
                      for t in session.turns)
     return turns

@@ -126,3 +126,4 @@ class MemoryChange(BaseModel):
     reason: str
     agent: str
     timestamp: datetime = Field(default_factory=utcnow)
+    type: NodeType | None = None  # the memory's type when created or when the change set it

@@ -2,7 +2,8 @@
 the LangGraph server and Studio can all store and show them.
 
 `InputState` is what a caller (or a parent graph) gives (`force_level`, `target_ids` and
-`note` let a tool route an explicit correction through the normal path), `OutputState` what it gets
+`note` let a tool route an explicit correction through the normal path; `message_id` makes an
+ingestion idempotent), `OutputState` what it gets
 back; `PCMState` adds the internal, checkpointed keys (working memory persists
 between turns of a thread).
 """
@@ -33,6 +34,7 @@ class InputState(TypedDict, total=False):
     force_level: str | None
     target_ids: list[str]
     note: str | None
+    message_id: str | None
 
 
 class OutputState(TypedDict, total=False):
@@ -48,8 +50,14 @@ class OutputState(TypedDict, total=False):
 
 
 class PCMState(InputState, OutputState, total=False):
+    # committed by `persist` only, so a turn that fails leaves them as they were
     working_memory: list[dict[str, Any]]
     pending_consolidation: list[dict[str, Any]]
+    committed_turn: int
+    # this turn's staged copies of the above, and the store turn it holds
+    turn_window: list[dict[str, Any]] | None
+    turn_pending: list[dict[str, Any]] | None
+    turn_owner: str | None
     initial_retrieval: list[dict[str, Any]]
     judgement: dict[str, Any] | None
     conflicts: list[dict[str, Any]]

@@ -1,4 +1,4 @@
-"""Steps 5–7: consolidate evicted turns, respond (only with an LLM), persist."""
+"""Steps 5–7: consolidate evicted turns, respond (only with an LLM), persist (the commit)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ def consolidate(state: PCMState, config: RunnableConfig, ctx: PCMContext, servic
     """Tag this turn with its memory id, then move evicted turns into long-term memory (step 5)."""
     node_id = state.get("memory_node_id")
     window = [dict(t, node_id=node_id) if t.get("turn") == state["turn"] and t["role"] == "user" else t
-              for t in state.get("working_memory") or []]
-    pending = state.get("pending_consolidation") or []
+              for t in state.get("turn_window") or []]
+    pending = state.get("turn_pending") or []
     changes = []
     if pending:
         graph = services.store.open(user_of(state))
         changes = consolidate_turns(graph, pending, thread_of(config), ctx, services.llm)
-    return {"working_memory": window, "pending_consolidation": [], "changes": dump(changes)}
+    return {"turn_window": window, "turn_pending": [], "changes": dump(changes)}
 
 
 def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -38,32 +38,38 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     intent = state.get("intent") or {}
     turn = make_turn("assistant", reply, services.embedder.count_tokens, turn=state["turn"],
                      timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent))
-    window, evicted = admit_turn(list(state.get("working_memory") or []), turn, ctx.token_budget, ctx.eviction_size)
-    return {"response": reply, "messages": [AIMessage(content=reply)], "working_memory": window,
-            "pending_consolidation": evicted}
+    window, evicted = admit_turn(list(state.get("turn_window") or []), turn, ctx.token_budget, ctx.eviction_size)
+    return {"response": reply, "turn_window": window, "turn_pending": evicted}
 
 
 #: inputs that describe one turn; cleared when it ends so a checkpointed thread never reuses them
 TURN_INPUTS = {"user_input": None, "speaker": None, "timestamp": None, "dialog_ids": [], "force_level": None,
-               "target_ids": [], "note": None}
+               "target_ids": [], "note": None, "message_id": None}
 
 
 def persist(state: PCMState, ctx: PCMContext, services: Services) -> dict:
-    """Save long-term memory atomically (step 7); report this turn's LLM usage; clear the turn's inputs."""
-    services.store.open(user_of(state)).save()
+    """Commit the turn (step 7): long-term memory in one transaction (with the message id, if
+    any), then working memory, the turn counter and the reply; report this turn's LLM usage
+    and clear the turn's inputs. Nothing of a turn is committed unless this node runs."""
+    message_id = state.get("message_id")
+    services.store.commit_turn(user_of(state), state.get("turn_owner"), [message_id] if message_id else [])
+    update = {"working_memory": state.get("turn_window") or [], "pending_consolidation": state.get("turn_pending") or [],
+              "committed_turn": state["turn"], "turn_window": None, "turn_pending": None, "turn_owner": None,
+              **TURN_INPUTS}
+    if state.get("response"):
+        update["messages"] = [AIMessage(content=state["response"])]
     if services.llm is None:
-        return {"llm_usage": {}, **TURN_INPUTS}
+        return {"llm_usage": {}, **update}
     start = state.get("llm_usage") or {}
     now = services.llm.usage.as_dict()
-    return {"llm_usage": {k: v - start.get(k, 0) for k, v in now.items()}, **TURN_INPUTS}
+    return {"llm_usage": {k: v - start.get(k, 0) for k, v in now.items()}, **update}
 
 
 def flush_working_memory(state: PCMState, thread_id: str | None, ctx: PCMContext, services: Services) -> list[dict]:
-    """Consolidate every turn still in working memory (end of an ingestion); returns the changes."""
+    """Consolidate every turn still in working memory (end of an ingestion) into the user's open
+    turn; the caller commits it. Returns the changes."""
     turns = [*(state.get("pending_consolidation") or []), *(state.get("working_memory") or [])]
     if not turns:
         return []
     graph = services.store.open(user_of(state))
-    changes = consolidate_turns(graph, turns, thread_id, ctx, services.llm)
-    graph.save()
-    return dump(changes)
+    return dump(consolidate_turns(graph, turns, thread_id, ctx, services.llm))

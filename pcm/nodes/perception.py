@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from langchain_core.runnables import RunnableConfig
+
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
 from pcm.llm import IntentJudgement
@@ -17,20 +19,32 @@ from pcm.world.retrieval import retrieve
 RECENT_TURNS = 4
 
 
-def retrieve_initial(state: PCMState, ctx: PCMContext, services: Services) -> dict:
-    """Validate the input, start the turn, and retrieve without an intent mask (step 1)."""
+def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
+    """Validate the input, start the turn (the user's memory is locked until `persist` commits it),
+    and retrieve without an intent mask (step 1)."""
     text = validate_input(input_text(state), ctx)
-    graph = services.store.open(user_of(state))
-    found = retrieve(graph, text, services.embedder.encode_one(text), ctx, intent=None, expand=False)
+    user = user_of(state)
+    owner = services.store.begin_turn(user, (config.get("configurable") or {}).get("pcm_turn"))
+    try:
+        graph = services.store.open(user)
+        found = retrieve(graph, text, services.embedder.encode_one(text), ctx, intent=None, expand=False)
+    except BaseException:
+        services.store.abort_turn(user, owner)
+        raise
     usage = services.llm.usage.as_dict() if services.llm else {}
-    return {"user_input": text, "turn": state.get("turn", 0) + 1, "changes": None, "initial_retrieval": dump(found),
-            "judgement": None, "conflicts": [], "memory_node_id": None, "response": None, "llm_usage": usage}
+    committed = state.get("committed_turn")
+    return {"user_input": text, "turn": (state.get("turn", 0) if committed is None else committed) + 1,
+            "turn_owner": owner, "turn_window": list(state.get("working_memory") or []),
+            "turn_pending": list(state.get("pending_consolidation") or []), "changes": None,
+            "initial_retrieval": dump(found), "judgement": None, "conflicts": [], "memory_node_id": None,
+            "response": None, "llm_usage": usage}
 
 
 def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
-    """Working memory, intent, surprise (step 2)."""
+    """Working memory, intent, surprise (step 2). The window is staged in `turn_window`; `persist`
+    commits it to `working_memory`."""
     text = state["user_input"]
-    window = list(state.get("working_memory") or [])
+    window = list(state.get("turn_window") or [])
     recent = render_window(window, RECENT_TURNS)
     intent = None
     if services.llm is not None:
@@ -55,8 +69,8 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         "intent": intent.model_dump(mode="json"),
         "surprisal": packet.model_dump(mode="json"),
         "judgement": judgement.model_dump(mode="json") if judgement else None,
-        "working_memory": window,
-        "pending_consolidation": [*(state.get("pending_consolidation") or []), *evicted],
+        "turn_window": window,
+        "turn_pending": [*(state.get("turn_pending") or []), *evicted],
     }
 
 

@@ -1,13 +1,19 @@
-"""The weighted knowledge graph of one user: a NetworkX DiGraph mirrored in a Chroma collection.
+"""The weighted knowledge graph of one user: what the algorithms read and write.
 
-Every write goes to both: to the graph at once, to the vector index in one batch per
-turn (pending writes are flushed before any search and on save, so a search never sees
-a stale index, and a turn costs one Chroma call instead of one per change). Nothing is
-deleted: weights move, and a memory whose weight falls below the dormant floor is left
-out of default retrieval but stays stored and queryable. The graph is saved as node-link
-JSON (atomically: temp file, fsync, rename) beside an append-only audit log of every
-weight change; Chroma persists itself and is reconciled against the graph on load, so an
-interrupted turn cannot leave them apart.
+A NetworkX DiGraph holds the nodes and edges in memory; the algorithms use it. It is loaded
+from the graph store (`pcm.world.records`), never rewritten to it: every write is staged and
+a commit writes only the staged rows, in one transaction. Beside it, an incremental BM25
+index over the memories' words (`pcm.world.lexical`) and the user's vector index
+(`pcm.world.vectors`), which holds only committed memories and is written after the commit.
+
+A turn is a transaction: `begin` (called by the store with the user's lock held) starts an
+undo log, every write records how to undo itself, and `rollback` puts the graph, the lexical
+index and the staged rows back as they were, so a failed turn leaves nothing in memory and
+nothing on disk. Writes outside a turn (bulk loading, migrations, tests) are staged the same
+way and written by `save()`.
+
+Nothing is deleted: weights move, and a memory whose weight falls below the dormant floor is
+left out of default retrieval but stays stored and queryable.
 """
 
 from __future__ import annotations
@@ -18,26 +24,30 @@ import logging
 import os
 import tempfile
 import threading
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import bm25s
 import networkx as nx
 import numpy as np
 
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, utcnow
 from pcm.world.embeddings import Embedder
-from pcm.world.text import content_words
+from pcm.world.lexical import LexicalIndex
+from pcm.world.records import CommitRows, GraphRecords
+from pcm.world.text import content_words, tokenizer_fingerprint
+from pcm.world.vectors import VectorIndex
 
 logger = logging.getLogger(__name__)
-logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS, NodeType.ATTRIBUTE)
+_RETRIEVABLE_VALUES = frozenset(t.value for t in RETRIEVABLE_TYPES)
 #: node-link JSON layout, with key names that do not collide with the records' own
 #: attributes (nodes carry "id", edges carry "source" and "target")
 NODE_LINK = {"edges": "edges", "name": "node_key", "source": "from_key", "target": "to_key"}
+#: how many vectors one call to the vector index carries at most
+VECTOR_BATCH = 2000
 
 
 def user_key(user_id: str) -> str:
@@ -60,62 +70,137 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-def _epoch(moment: datetime) -> float:
-    return moment.timestamp()
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass
+class StagedWrites:
+    """What the next commit writes: new nodes (with their insertion order and words), changed
+    nodes, edges, audit events, ingested message ids, and the vectors to (re)write."""
+
+    new: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
+    changed: dict[str, None] = field(default_factory=dict)
+    edges: dict[tuple[str, str], None] = field(default_factory=dict)
+    events: list[MemoryChange] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    reindex: dict[str, None] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.new or self.changed or self.edges or self.events or self.messages)
+
+    def copy(self) -> "StagedWrites":
+        return StagedWrites(dict(self.new), dict(self.changed), dict(self.edges), list(self.events),
+                            list(self.messages), dict(self.reindex), dict(self.vectors))
 
 
 class WeightedKnowledgeGraph:
     """Long-term memory of one user."""
 
-    def __init__(self, user_id: str, folder: Path, collection, embedder: Embedder, dormant_floor: float = 0.05):
+    def __init__(self, user_id: str, key: str, records: GraphRecords, vectors: VectorIndex, embedder: Embedder,
+                 dormant_floor: float = 0.05):
         self.user_id = user_id
-        self.folder = Path(folder)
-        self.collection = collection
+        self.key = key
+        self.records = records
+        self.vectors = vectors
         self.embedder = embedder
         self.dormant_floor = dormant_floor
         self.graph = nx.DiGraph()
+        self.lexical = LexicalIndex()
         self.lock = threading.RLock()
-        self._pending_audit: list[MemoryChange] = []
-        self._lexical = None
-        self._lexical_ids: list[str] = []
-        self._document_frequency: Counter[str] = Counter()
-        self._lexical_dirty = True
-        self._unindexed: dict[str, None] = {}
-        self._stale_metadata: dict[str, None] = {}
+        self.seq = 0
+        self._indexed_through = 0
+        self._by_type: dict[str, dict[str, None]] = {t.value: {} for t in NodeType}
+        self._dormant: set[str] = set()
+        self._order: dict[str, int] = {}
+        self._next_order = 0
+        self._staged = StagedWrites()
+        self._undo: list[tuple] | None = None
+        self._staged_at_begin: StagedWrites | None = None
+        self._fenced = False
         self._load()
 
-    # ------------------------------------------------------------------ paths and loading
-    @property
-    def graph_path(self) -> Path:
-        return self.folder / "graph.json"
-
-    @property
-    def audit_path(self) -> Path:
-        return self.folder / "audit.jsonl"
-
+    # ------------------------------------------------------------------ loading
     def _load(self) -> None:
-        if self.graph_path.exists():
-            data = json.loads(self.graph_path.read_text(encoding="utf-8"))
-            self.graph = nx.node_link_graph(data, directed=True, **NODE_LINK)
-            for _, attrs in self.graph.nodes(data=True):
-                MemoryNode.model_validate(attrs)
-        self._reconcile_index()
+        user = self.records.user(self.key)
+        if user is None:
+            return
+        fingerprint = tokenizer_fingerprint()
+        retokenised = []
+        for node_id, order, attrs, words in self.records.nodes(self.key):
+            attrs = json.loads(attrs)
+            words = json.loads(words)
+            if not isinstance(words, dict) or words.get("tokenizer") != fingerprint:
+                words = {"tokenizer": fingerprint, "words": self._words_of(attrs)}
+                retokenised.append(node_id)
+            self._insert(node_id, order, attrs, words["words"])
+        for source, target, attrs in self.records.edges(self.key):
+            self.graph.add_edge(source, target, **json.loads(attrs))
+        self.seq = user.seq
+        self._indexed_through = user.indexed_seq
+        if retokenised:
+            logger.info("re-tokenising %d memories of %s for the lexical index", len(retokenised), self.key)
+            self.records.update_words(self.key, [(i, self._words_json(self._lexical_words(i))) for i in retokenised])
+        self.repair_index()
 
-    def _reconcile_index(self) -> None:
-        """Make the Chroma mirror hold exactly the graph's nodes (repairs an interrupted turn)."""
-        indexed = set(self.collection.get(include=[])["ids"]) if self.collection.count() else set()
-        stored = set(self.graph.nodes)
-        extra = sorted(indexed - stored)
-        if extra:
-            logger.warning("removing %d index entries with no graph node", len(extra))
-            self.collection.delete(ids=extra)
-        missing = [self.node(i) for i in sorted(stored - indexed)]
-        if missing:
-            logger.warning("re-indexing %d graph nodes missing from the vector index", len(missing))
-            self._index(missing)
-        stale = [self.node(i) for i in sorted(stored & indexed)]
-        if stale:
-            self._index_metadata(stale)
+    @staticmethod
+    def _words_of(attrs: Mapping) -> list[str]:
+        return content_words(attrs["content"]) if attrs["type"] in _RETRIEVABLE_VALUES else []
+
+    def _lexical_words(self, node_id: str) -> list[str]:
+        return self._words_of(self.graph.nodes[node_id])
+
+    @staticmethod
+    def _words_json(words: list[str]) -> str:
+        return _dumps({"tokenizer": tokenizer_fingerprint(), "words": words})
+
+    def _insert(self, node_id: str, order: int, attrs: dict, words: list[str]) -> None:
+        """Put one stored node into the graph and the indexes (loading, refreshing, adding)."""
+        self.graph.add_node(node_id, **attrs)
+        self._order[node_id] = order
+        self._next_order = max(self._next_order, order + 1)
+        self._by_type[attrs["type"]][node_id] = None
+        if attrs["type"] in _RETRIEVABLE_VALUES and attrs["weight"] < self.dormant_floor:
+            self._dormant.add(node_id)
+        if words:
+            self.lexical.add(node_id, words)
+
+    def _set_attrs(self, node_id: str, attrs: dict) -> None:
+        """Replace a node's attributes, keeping the type and dormancy indexes right."""
+        current = self.graph.nodes[node_id]
+        if current["type"] != attrs["type"]:
+            self._by_type[current["type"]].pop(node_id, None)
+            self._by_type[attrs["type"]][node_id] = None
+        current.clear()
+        current.update(attrs)
+        if attrs["type"] in _RETRIEVABLE_VALUES and attrs["weight"] < self.dormant_floor:
+            self._dormant.add(node_id)
+        else:
+            self._dormant.discard(node_id)
+
+    def refresh(self) -> bool:
+        """Load what another process committed since this copy was loaded; True if anything was."""
+        user = self.records.user(self.key)
+        if user is None or user.seq == self.seq:
+            return False
+        with self.lock:
+            if self._staged:
+                raise RuntimeError(f"memory of {self.user_id!r} changed in another process while this process "
+                                   "had uncommitted writes; write under MemoryStore.exclusive(user_id)")
+            for node_id, order, attrs, words in self.records.nodes(self.key, self.seq):
+                attrs = json.loads(attrs)
+                if node_id in self.graph:
+                    self._set_attrs(node_id, attrs)
+                else:
+                    words = json.loads(words)
+                    self._insert(node_id, order, attrs, words.get("words", []) if isinstance(words, dict)
+                                 else self._words_of(attrs))
+            for source, target, attrs in self.records.edges(self.key, self.seq):
+                self.graph.add_edge(source, target, **json.loads(attrs))
+            self.seq = user.seq
+            self._indexed_through = user.indexed_seq
+            return True
 
     # ------------------------------------------------------------------ reading
     def __len__(self) -> int:
@@ -129,22 +214,38 @@ class WeightedKnowledgeGraph:
             raise KeyError(f"no memory with id {node_id!r}")
         return MemoryNode.model_validate(self.graph.nodes[node_id])
 
+    def attrs(self, node_id: str) -> Mapping:
+        """A node's stored attributes (JSON values: "weight", "type", "domain", ...), read-only."""
+        if node_id not in self.graph:
+            raise KeyError(f"no memory with id {node_id!r}")
+        return self.graph.nodes[node_id]
+
+    def weight(self, node_id: str) -> float:
+        return self.attrs(node_id)["weight"]
+
     def nodes(self, types: Iterable[NodeType] | None = None, include_dormant: bool = True) -> list[MemoryNode]:
-        wanted = set(types) if types else None
-        out = []
-        for _, attrs in self.graph.nodes(data=True):
-            if wanted and NodeType(attrs["type"]) not in wanted:
-                continue
-            if not include_dormant and attrs["weight"] < self.dormant_floor:
-                continue
-            out.append(MemoryNode.model_validate(attrs))
-        return out
+        """The memories (of the given types), oldest first (a memory whose type changed counts
+        from the change); with one type this reads only that type's nodes, not the whole graph."""
+        wanted = {NodeType(t).value for t in types} if types else None
+        with self.lock:
+            if wanted is not None and len(wanted) == 1:
+                ids = list(self._by_type[next(iter(wanted))])
+            else:
+                ids = [i for i, a in self.graph.nodes(data=True) if wanted is None or a["type"] in wanted]
+            attrs = self.graph.nodes
+            return [MemoryNode.model_validate(attrs[i]) for i in ids
+                    if include_dormant or attrs[i]["weight"] >= self.dormant_floor]
 
     def is_dormant(self, node: MemoryNode) -> bool:
         return node.weight < self.dormant_floor
 
     def edges(self) -> list[MemoryEdge]:
         return [MemoryEdge.model_validate(attrs) for _, _, attrs in self.graph.edges(data=True)]
+
+    def in_edges(self, node_id: str, relation: str | None = None) -> list[tuple[str, Mapping]]:
+        """(source, edge attributes) of the edges into `node_id`, optionally of one relation."""
+        return [(source, attrs) for source, _, attrs in self.graph.in_edges(node_id, data=True)
+                if relation is None or attrs["relation"] == relation]
 
     def neighbours(self, node_id: str) -> list[tuple[str, MemoryEdge]]:
         """Both directions' 1-hop neighbours, strongest edge first."""
@@ -166,149 +267,146 @@ class WeightedKnowledgeGraph:
         return "e-" + hashlib.sha1(name.strip().lower().encode("utf-8")).hexdigest()[:12]
 
     def history(self, node_id: str) -> list[MemoryChange]:
-        """Every audit event of one memory, oldest first (saved and not yet saved)."""
-        events = [e for e in self.read_audit() if e.node_id == node_id]
-        return events + [e for e in self._pending_audit if e.node_id == node_id]
+        """Every audit event of one memory, oldest first (committed and staged)."""
+        events = [MemoryChange.model_validate_json(e) for e in self.records.history(self.key, node_id)]
+        return events + [e for e in self._staged.events if e.node_id == node_id]
 
     def read_audit(self) -> list[MemoryChange]:
-        """The saved audit log; a line cut short by a crash is skipped."""
-        if not self.audit_path.exists():
-            return []
-        events = []
-        for line in self.audit_path.read_text(encoding="utf-8").splitlines():
-            try:
-                events.append(MemoryChange.model_validate_json(line))
-            except ValueError:
-                logger.warning("skipping an unreadable audit line in %s", self.audit_path)
-        return events
+        """The whole audit log, oldest first (committed and staged)."""
+        return [MemoryChange.model_validate_json(e) for e in self.records.audit(self.key)] + list(self._staged.events)
+
+    def has_message(self, message_id: str) -> bool:
+        """Whether a message with this id was stored (committed, or staged in this turn)."""
+        return message_id in self._staged.messages or self.records.has_message(self.key, message_id)
+
+    def as_of(self, moment: datetime):
+        """A read-only view of this memory as it stood at `moment` (see `pcm.world.as_of`)."""
+        from pcm.world.as_of import MemoryAsOf
+
+        return MemoryAsOf(self, moment)
 
     # ------------------------------------------------------------------ search
+    def _staged_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """Vectors of memories not yet in the vector index (embedded once, kept with the staged rows)."""
+        missing = [i for i in ids if i not in self._staged.vectors]
+        if missing:
+            vectors = self.embedder.encode([self.graph.nodes[i]["content"] for i in missing])
+            self._staged.vectors.update(zip(missing, vectors))
+        return {i: self._staged.vectors[i] for i in ids}
+
     def dense_search(self, query_vector: np.ndarray, n: int,
                      types: Iterable[NodeType] = RETRIEVABLE_TYPES,
                      include_dormant: bool = False) -> list[tuple[str, float]]:
-        """(node id, cosine similarity) of the nearest memories in the vector index."""
-        self.flush_index()
-        count = self.collection.count()
-        if count == 0 or n <= 0:
+        """(node id, cosine similarity) of the nearest memories, best first.
+
+        Committed memories come from the vector index (the live collection, and the dormant one
+        with `include_dormant`), queried without a metadata filter and filtered here against the
+        graph, which also hides what another process indexed but this copy has not loaded yet;
+        memories written since the last commit are compared in memory.
+        """
+        wanted = {NodeType(t).value for t in types} & _RETRIEVABLE_VALUES
+        if n <= 0 or not wanted:
             return []
-        clauses = [{"type": {"$in": [t.value for t in types]}}]
-        if not include_dormant:
-            clauses.append({"dormant": False})
-        where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
-        result = self.collection.query(query_embeddings=[query_vector.tolist()], n_results=min(n, count),
-                                       where=where, include=["distances"])
-        return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
+        with self.lock:
+            nodes = self.graph.nodes
 
-    def _refresh_lexical(self) -> None:
-        """Rebuild the BM25 index and the document frequencies after memories were added."""
-        if not self._lexical_dirty:
-            return
-        docs = [(i, content_words(a["content"])) for i, a in self.graph.nodes(data=True)
-                if NodeType(a["type"]) in RETRIEVABLE_TYPES]
-        docs = [(i, words) for i, words in docs if words]
-        self._lexical_ids = [i for i, _ in docs]
-        self._document_frequency = Counter(word for _, words in docs for word in set(words))
-        self._lexical = None
-        if docs:
-            self._lexical = bm25s.BM25()
-            self._lexical.index([words for _, words in docs], show_progress=False)
-        self._lexical_dirty = False
+            def accept(node_id: str) -> bool:
+                attrs = nodes.get(node_id)
+                return attrs is not None and attrs["type"] in wanted and (
+                    include_dormant or attrs["weight"] >= self.dormant_floor)
 
-    def informative_words(self, words: Iterable[str], max_share: float = 0.05) -> set[str]:
-        """The words that few memories contain: in at most `max_share` of them (at least 2), so a
-        word shared with a memory says something about what it is about ("FastAPI", "pottery"),
-        unlike words that half the conversation uses ("great", "thanks")."""
-        self._refresh_lexical()
-        limit = max(2.0, max_share * len(self._lexical_ids))
-        return {w for w in words if self._document_frequency.get(w, 0) <= limit}
+            pending = [i for i in self._staged.reindex if i in nodes and accept(i)]
+            unwanted = sum(len(self._by_type[t]) for t in _RETRIEVABLE_VALUES - wanted)
+            fetch = n + unwanted + len(self._staged.reindex)
+        where = None
+        if unwanted > max(n, 200):
+            where = {"type": {"$in": sorted(wanted)}}
+            fetch = n + len(self._staged.reindex)
+        found = [(i, s) for i, s in self.vectors.query(query_vector, fetch, include_dormant, where)
+                 if i not in self._staged.reindex and accept(i)]
+        if pending:
+            with self.lock:
+                staged = self._staged_vectors(pending)
+            found += [(i, float(np.dot(query_vector, v))) for i, v in staged.items()]
+            found.sort(key=lambda item: -item[1])
+        return found[:n]
 
     def lexical_search(self, query: str, n: int, include_dormant: bool = False) -> dict[str, float]:
         """BM25 scores of the best lexical matches, divided by the best score (so in (0, 1])."""
         terms = content_words(query)
         if not terms:
             return {}
-        self._refresh_lexical()
-        if self._lexical is None:
-            return {}
-        known = [t for t in terms if t in self._lexical.vocab_dict]
-        if not known:
-            return {}
-        scores = self._lexical.get_scores(known)
-        order = np.argsort(-scores)
-        out: dict[str, float] = {}
-        for index in order:
-            if scores[index] <= 0 or len(out) >= n:
-                break
-            node_id = self._lexical_ids[index]
-            if include_dormant or self.graph.nodes[node_id]["weight"] >= self.dormant_floor:
-                out[node_id] = float(scores[index])
+        with self.lock:
+            nodes = self.graph.nodes
+            out = self.lexical.search(terms, n, lambda i: include_dormant or nodes[i]["weight"] >= self.dormant_floor)
         best = max(out.values(), default=0.0)
         return {i: s / best for i, s in out.items()} if best > 0 else {}
+
+    def informative_words(self, words: Iterable[str], max_share: float = 0.05) -> set[str]:
+        """The words that few memories contain: in at most `max_share` of them (at least 2), so a
+        word shared with a memory says something about what it is about ("FastAPI", "pottery"),
+        unlike words that half the conversation uses ("great", "thanks")."""
+        limit = max(2.0, max_share * len(self.lexical))
+        return {w for w in words if self.lexical.document_frequency(w) <= limit}
 
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given memories (vectors read from the index)."""
         if not node_ids:
             return {}
-        self.flush_index()
-        got = self.collection.get(ids=node_ids, include=["embeddings"])
-        return {i: float(np.dot(query_vector, np.asarray(v))) for i, v in zip(got["ids"], got["embeddings"])}
+        with self.lock:
+            pending = [i for i in node_ids if i in self._staged.reindex and i in self.graph]
+            staged = self._staged_vectors(pending) if pending else {}
+        found = self.vectors.vectors([i for i in node_ids if i not in staged])
+        found.update(staged)
+        return {i: float(np.dot(query_vector, v)) for i, v in found.items()}
 
     # ------------------------------------------------------------------ writing
-    def _metadata(self, node: MemoryNode) -> dict:
-        return {
-            "type": node.type.value,
-            "domain": node.domain or "",
-            "weight": node.weight,
-            "dormant": node.weight < self.dormant_floor,
-            "created_at": _epoch(node.created_at),
-            "updated_at": _epoch(node.updated_at),
-        }
+    def fence(self) -> None:
+        """Refuse writes until the next turn begins (a turn that outlived turn_timeout was rolled
+        back; its run may still be going and must not write outside it)."""
+        self._fenced = True
 
-    def _index(self, nodes: list[MemoryNode]) -> None:
-        vectors = self.embedder.encode([n.content for n in nodes])
-        self.collection.upsert(ids=[n.id for n in nodes], embeddings=vectors.tolist(),
-                               documents=[n.content for n in nodes],
-                               metadatas=[self._metadata(n) for n in nodes])
-
-    def _index_metadata(self, nodes: list[MemoryNode]) -> None:
-        self.collection.update(ids=[n.id for n in nodes], metadatas=[self._metadata(n) for n in nodes])
-
-    def flush_index(self) -> None:
-        """Send the pending writes to the vector index: new memories (embedded in one batch),
-        then changed metadata (weights, types, dormancy)."""
-        with self.lock:
-            if self._unindexed:
-                self._index([self.node(i) for i in self._unindexed])
-            stale = [i for i in self._stale_metadata if i not in self._unindexed]
-            if stale:
-                self._index_metadata([self.node(i) for i in stale])
-            self._unindexed.clear()
-            self._stale_metadata.clear()
+    def _log(self, entry: tuple) -> None:
+        if self._fenced:
+            raise RuntimeError(f"the turn writing to {self.user_id!r} was rolled back after turn_timeout")
+        if self._undo is not None:
+            self._undo.append(entry)
 
     def _record(self, change: MemoryChange) -> MemoryChange:
-        self._pending_audit.append(change)
+        self._staged.events.append(change)
         return change
 
     def add_node(self, node: MemoryNode, *, reason: str, agent: str, turn: int | None = None,
-                 thread_id: str | None = None) -> MemoryChange:
-        """Store a new memory in the graph and the vector index, and audit its creation."""
+                 thread_id: str | None = None, embedding: np.ndarray | None = None) -> MemoryChange:
+        """Store a new memory and audit its creation (written by the next commit). `embedding`,
+        if given, is used instead of embedding the content (bulk loads and migrations)."""
         with self.lock:
             if node.id in self.graph:
                 raise ValueError(f"memory {node.id!r} already exists")
-            self.graph.add_node(node.id, **node.model_dump(mode="json"))
-            self._unindexed[node.id] = None
-            if NodeType(node.type) in RETRIEVABLE_TYPES:
-                self._lexical_dirty = True
+            attrs = node.model_dump(mode="json")
+            words = self._words_of(attrs)
+            self._log(("node", node.id))
+            order = self._next_order
+            self._insert(node.id, order, attrs, words)
+            self._staged.new[node.id] = (order, words)
+            if attrs["type"] in _RETRIEVABLE_VALUES:
+                self._staged.reindex[node.id] = None
+                if embedding is not None:
+                    self._staged.vectors[node.id] = np.asarray(embedding, dtype=np.float32)
             return self._record(MemoryChange(turn=turn, thread_id=thread_id, node_id=node.id, content=node.content,
                                              old_weight=None, new_weight=node.weight, reason=reason, agent=agent,
-                                             timestamp=node.created_at))
+                                             timestamp=node.created_at, type=node.type))
 
     def add_edge(self, edge: MemoryEdge) -> None:
         with self.lock:
             for end in (edge.source, edge.target):
                 if end not in self.graph:
                     raise KeyError(f"cannot link unknown memory {end!r}")
+            previous = self.graph.edges[edge.source, edge.target] if self.graph.has_edge(edge.source, edge.target) \
+                else None
+            self._log(("edge", edge.source, edge.target, dict(previous) if previous is not None else None))
             self.graph.add_edge(edge.source, edge.target, **edge.model_dump(mode="json"))
+            self._staged.edges[(edge.source, edge.target)] = None
 
     def update_node(self, node_id: str, *, weight: float | None = None, type: NodeType | None = None,
                     now: datetime | None = None, reason: str, agent: str, turn: int | None = None,
@@ -329,30 +427,170 @@ class WeightedKnowledgeGraph:
             else:
                 changes["last_accessed"] = now
             updated = node.model_copy(update=changes)
-            self.graph.nodes[node_id].update(updated.model_dump(mode="json"))
-            self._stale_metadata[node_id] = None
-            if type is not None:
-                self._lexical_dirty = True
+            previous = dict(self.graph.nodes[node_id])
+            was_dormant = node_id in self._dormant
+            self._log(("attrs", node_id, previous))
+            self._set_attrs(node_id, {**previous, **updated.model_dump(mode="json")})
+            if node_id not in self._staged.new:
+                self._staged.changed[node_id] = None
+            retrievable = self.graph.nodes[node_id]["type"] in _RETRIEVABLE_VALUES
+            if retrievable and (type is not None or was_dormant != (node_id in self._dormant)):
+                self._staged.reindex[node_id] = None
             return self._record(MemoryChange(turn=turn, thread_id=thread_id, node_id=node_id, content=node.content,
                                              old_weight=old, new_weight=updated.weight, reason=reason, agent=agent,
-                                             timestamp=now))
+                                             timestamp=now, type=type))
+
+    def stage_message(self, message_id: str) -> None:
+        """Record that the message with this id is stored by this turn (idempotent ingestion)."""
+        with self.lock:
+            self._log(("message", message_id))
+            self._staged.messages.append(message_id)
+
+    # ------------------------------------------------------------------ turns
+    def begin(self) -> None:
+        """Start a turn (the store holds the user's lock): load what others committed, repair the
+        vector index if a crash left it behind, and start the undo log."""
+        self.refresh()
+        if self._indexed_through < self.seq:
+            self.repair_index()
+        with self.lock:
+            self._fenced = False
+            self._undo = []
+            self._staged_at_begin = self._staged.copy()
+
+    @property
+    def in_turn(self) -> bool:
+        return self._undo is not None
+
+    @property
+    def has_uncommitted(self) -> bool:
+        return bool(self._staged)
+
+    def rollback(self) -> None:
+        """Undo every write of the open turn, newest first; nothing of it remains."""
+        with self.lock:
+            if self._undo is None:
+                return
+            for entry in reversed(self._undo):
+                if entry[0] == "node":
+                    node_id = entry[1]
+                    attrs = self.graph.nodes[node_id]
+                    self.lexical.remove_last(node_id, self._staged.new[node_id][1])
+                    self._by_type[attrs["type"]].pop(node_id, None)
+                    self._dormant.discard(node_id)
+                    self._order.pop(node_id, None)
+                    self.graph.remove_node(node_id)
+                    self._next_order -= 1
+                elif entry[0] == "attrs":
+                    self._set_attrs(entry[1], entry[2])
+                elif entry[0] == "edge":
+                    _, source, target, previous = entry
+                    if previous is None:
+                        self.graph.remove_edge(source, target)
+                    else:
+                        self.graph.edges[source, target].clear()
+                        self.graph.edges[source, target].update(previous)
+            self._staged = self._staged_at_begin or StagedWrites()
+            self._undo = None
+            self._staged_at_begin = None
+
+    def _commit_rows(self) -> CommitRows:
+        staged = self._staged
+        nodes = self.graph.nodes
+        rows = CommitRows(messages=list(staged.messages))
+        for node_id, (order, words) in staged.new.items():
+            rows.nodes.append((node_id, order, _dumps(nodes[node_id]), self._words_json(words)))
+        for node_id in staged.changed:
+            rows.nodes.append((node_id, self._order[node_id], _dumps(nodes[node_id]), ""))
+        rows.edges = [(s, t, _dumps(self.graph.edges[s, t])) for s, t in staged.edges]
+        rows.events = [(e.node_id, e.timestamp.timestamp(), e.model_dump_json()) for e in staged.events]
+        return rows
+
+    def _vector_entry(self, node_id: str, vector: np.ndarray) -> tuple[str, np.ndarray, dict, bool]:
+        attrs = self.graph.nodes[node_id]
+        metadata = {"type": attrs["type"], "domain": attrs.get("domain") or "",
+                    "created_at": MemoryNode.model_validate(attrs).created_at.timestamp()}
+        return node_id, vector, metadata, node_id in self._dormant
+
+    def commit(self) -> int | None:
+        """Write the staged rows in one transaction, then their vectors; ends the open turn.
+        Returns the commit's sequence number (None when nothing was staged)."""
+        with self.lock:
+            if not self._staged:
+                self._undo = None
+                self._staged_at_begin = None
+                return None
+            reindex = list(self._staged.reindex)
+            new = [i for i in reindex if i in self._staged.new]
+            self._staged_vectors(new)
+            kept = self.vectors.vectors([i for i in reindex if i not in self._staged.new])
+            entries = [self._vector_entry(i, self._staged.vectors[i] if i in self._staged.vectors else kept.get(i))
+                       for i in reindex]
+            missing = [e[0] for e in entries if e[1] is None]
+            if missing:
+                vectors = self._staged_vectors(missing)
+                entries = [e if e[1] is not None else self._vector_entry(e[0], vectors[e[0]]) for e in entries]
+            previous = self.seq
+            self.seq = self.records.commit(self.key, self.user_id, self._commit_rows(),
+                                           indexed_seq=self._indexed_through)
+            self._staged = StagedWrites()
+            self._undo = None
+            self._staged_at_begin = None
+        try:
+            for start in range(0, len(entries), VECTOR_BATCH):
+                self.vectors.put(entries[start:start + VECTOR_BATCH])
+        except Exception:
+            logger.exception("the vector index of %s missed commit %d; it is repaired at the next turn",
+                             self.key, self.seq)
+            return self.seq
+        if self._indexed_through == previous:
+            self._indexed_through = self.seq
+        return self.seq
 
     def save(self) -> None:
-        """Flush the vector index, append pending audit events, then atomically rewrite the graph file."""
+        """Commit writes made outside a turn (the bulk-load path: add_node(...) then save())."""
+        self.commit()
+
+    def repair_index(self) -> int:
+        """Re-write the vectors of every commit after the last one known to be indexed (after a
+        crash between a commit and its vector writes); returns how many memories it re-wrote."""
+        user = self.records.user(self.key)
+        if user is None or user.indexed_seq >= user.seq:
+            self._indexed_through = self.seq
+            return 0
         with self.lock:
-            self.flush_index()
-            self.folder.mkdir(parents=True, exist_ok=True)
-            if self._pending_audit:
-                with self.audit_path.open("a", encoding="utf-8") as handle:
-                    for event in self._pending_audit:
-                        handle.write(event.model_dump_json() + "\n")
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                self._pending_audit.clear()
-            meta = {"user_id": self.user_id}
-            atomic_write_text(self.folder / "user.json", json.dumps(meta, ensure_ascii=False))
-            data = nx.node_link_data(self.graph, **NODE_LINK)
-            atomic_write_text(self.graph_path, json.dumps(data, ensure_ascii=False))
+            ids = [i for i, _, _, _ in self.records.nodes(self.key, user.indexed_seq)
+                   if i in self.graph and self.graph.nodes[i]["type"] in _RETRIEVABLE_VALUES]
+            kept = self.vectors.vectors(ids)
+            missing = [i for i in ids if i not in kept]
+            if missing:
+                logger.warning("re-indexing %d memories of %s missing from the vector index", len(missing), self.key)
+                kept.update(zip(missing, self.embedder.encode([self.graph.nodes[i]["content"] for i in missing])))
+            entries = [self._vector_entry(i, kept[i]) for i in ids]
+        for start in range(0, len(entries), VECTOR_BATCH):
+            self.vectors.put(entries[start:start + VECTOR_BATCH])
+        self.records.mark_indexed(self.key, user.seq)
+        self._indexed_through = user.seq
+        return len(entries)
+
+    def reconcile_index(self) -> tuple[int, int]:
+        """Make the vector index hold exactly the retrievable memories, reading every id in it
+        (a full check, for tests and operators; turns rely on `repair_index`). Returns how many
+        entries it removed and how many it added."""
+        with self.lock:
+            stored = {i for t in _RETRIEVABLE_VALUES for i in self._by_type[t]} - set(self._staged.new)
+        indexed = self.vectors.ids()
+        extra = sorted(indexed - stored)
+        if extra:
+            logger.warning("removing %d index entries with no memory", len(extra))
+            self.vectors.delete(extra)
+        missing = sorted(stored - indexed)
+        if missing:
+            with self.lock:
+                vectors = self.embedder.encode([self.graph.nodes[i]["content"] for i in missing])
+                entries = [self._vector_entry(i, v) for i, v in zip(missing, vectors)]
+            self.vectors.put(entries)
+        return len(extra), len(missing)
 
     def export(self) -> dict:
         """Everything about this memory as JSON-able data (node-link graph and audit log)."""
@@ -360,5 +598,5 @@ class WeightedKnowledgeGraph:
             return {
                 "user_id": self.user_id,
                 "graph": nx.node_link_data(self.graph, **NODE_LINK),
-                "audit": [e.model_dump(mode="json") for e in self.read_audit() + self._pending_audit],
+                "audit": [e.model_dump(mode="json") for e in self.read_audit()],
             }

@@ -51,7 +51,7 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     for node_id, cosine in dense.items():
         if node_id in exclude:
             continue
-        attrs = graph.graph.nodes[node_id]
+        attrs = graph.attrs(node_id)
         similarity = cosine + ctx.lexical_weight * lexical.get(node_id, 0.0) * (1.0 - cosine)
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
@@ -76,14 +76,14 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
     for hit in hits:
         if hit.id in placed:
             continue
-        for source, _, attrs in graph.graph.in_edges(hit.id, data=True):
+        for source, attrs in graph.in_edges(hit.id):
             if attrs["relation"] != "supersedes" or source in placed or source in exclude:
                 continue
-            if graph.graph.nodes[source]["weight"] < graph.dormant_floor:
+            if graph.attrs(source)["weight"] < graph.dormant_floor:
                 continue
             successor = by_id.get(source) or _as_retrieved(
-                graph, source, hit.similarity, intent_relevance(intent, graph.graph.nodes[source].get("domain"),
-                                                                graph.graph.nodes[source].get("domain_distribution")),
+                graph, source, hit.similarity, intent_relevance(intent, graph.attrs(source).get("domain"),
+                                                                graph.attrs(source).get("domain_distribution")),
                 hit.score, "expansion:supersedes")
             ordered.append(successor)
             placed.add(source)
@@ -108,11 +108,11 @@ def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCM
             if edge.weight < ctx.expansion_min_weight:
                 continue
             targets = [(neighbour_id, edge.weight)]
-            if graph.graph.nodes[neighbour_id]["type"] == NodeType.ENTITY.value:
+            if graph.attrs(neighbour_id)["type"] == NodeType.ENTITY.value:
                 targets = [(i, edge.weight * e.weight) for i, e in graph.neighbours(neighbour_id)[:ctx.expansion_limit]
                            if e.weight >= ctx.expansion_min_weight]
             for target_id, strength in targets:
-                attrs = graph.graph.nodes[target_id]
+                attrs = graph.attrs(target_id)
                 if target_id in seen or NodeType(attrs["type"]) not in RETRIEVABLE_TYPES:
                     continue
                 if attrs["weight"] < graph.dormant_floor:

@@ -1,22 +1,40 @@
-"""All users' long-term memories under one data directory, one namespace per user.
+"""All users' long-term memories, one namespace per user, and the turns that change them.
 
-Each user gets a folder `users/<key>/` (graph and audit log) and a Chroma collection
-named by the same key, a hash of the user id: ids can hold any characters, and one
-user's memories are never in another's collection or graph.
+Each user's memory is keyed by a hash of the user id (rows in the graph store, Chroma
+collections), so ids can hold any characters and one user's memories never reach another's.
+
+Open memories are kept in a bounded LRU cache (`open_users`): a process serving many users
+holds only the most recently used ones; an evicted user is loaded again from the store.
+
+Single writer per user: a turn holds the user's lock from its first node to its commit, in
+this process (a lock per user) and across processes (a file lock beside the SQLite database,
+or a PostgreSQL advisory lock). A second writer waits for it, up to `lock_timeout` seconds,
+then gets `MemoryBusyError` and nothing changes. A turn that is never ended (its run was
+cancelled between two nodes) is rolled back after `turn_timeout` seconds.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import threading
+import time
+import uuid
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcm.world.embeddings import Embedder
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
+from pcm.world.records import GraphRecords, MemoryBusyError
+from pcm.world.vectors import VectorIndex, chroma_client
 
 logger = logging.getLogger(__name__)
 MAX_USER_ID_CHARS = 256
+#: users whose turn the current context holds (set by `exclusive`), so reads inside it do not wait on it
+_HELD: contextvars.ContextVar[frozenset] = contextvars.ContextVar("pcm_held_users", default=frozenset())
 
 
 def validate_user_id(user_id: object) -> str:
@@ -29,46 +47,237 @@ def validate_user_id(user_id: object) -> str:
     return user_id
 
 
+@dataclass
+class Turn:
+    """An open turn of one user: who owns it and the locks it holds."""
+
+    owner: str
+    memory: WeightedKnowledgeGraph
+    process_lock: object
+    external: bool
+    started: float = field(default_factory=time.monotonic)
+    committed: bool = False
+    timer: threading.Timer | None = None
+
+
 class MemoryStore:
-    """Opens (and caches) each user's WeightedKnowledgeGraph in one data directory."""
+    """Opens each user's WeightedKnowledgeGraph (LRU-cached) and runs their turns."""
 
-    def __init__(self, data_dir: str | Path, embedder: Embedder, dormant_floor: float = 0.05):
-        import chromadb
-        from chromadb.config import Settings
-
+    def __init__(self, data_dir: str | Path, embedder: Embedder, dormant_floor: float = 0.05, *,
+                 graph_store: str = "sqlite", postgres_url: str = "", vector_store: str = "chroma",
+                 chroma_url: str = "", open_users: int = 64, lock_timeout: float = 60.0,
+                 turn_timeout: float = 600.0):
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
         self.dormant_floor = dormant_floor
-        self.client = chromadb.PersistentClient(
-            path=str(self.data_dir / "chroma"),
-            settings=Settings(anonymized_telemetry=False, allow_reset=False))
-        self._graphs: dict[str, WeightedKnowledgeGraph] = {}
-        self._lock = threading.Lock()
+        self.open_users = max(1, open_users)
+        self.lock_timeout = lock_timeout
+        self.turn_timeout = turn_timeout
+        self.records = GraphRecords(graph_store, self.data_dir, postgres_url)
+        self.client = chroma_client(vector_store, str(self.data_dir), chroma_url)
+        self._memories: OrderedDict[str, WeightedKnowledgeGraph] = OrderedDict()
+        self._turns: dict[str, Turn] = {}
+        self._process_locks: dict[str, threading.Lock] = {}
+        self._user_locks: dict[str, object] = {}
+        self._guard = threading.RLock()
 
+    # ------------------------------------------------------------------ users
     def user_folder(self, user_id: str) -> Path:
+        """Where a user's files of the former layout (graph.json, audit.jsonl) are looked for."""
         return self.data_dir / "users" / user_key(user_id)
 
     def exists(self, user_id: str) -> bool:
-        return (self.user_folder(validate_user_id(user_id)) / "graph.json").exists() or user_id in self._graphs
+        validate_user_id(user_id)
+        return (user_id in self._memories or self.records.user(user_key(user_id)) is not None
+                or (self.user_folder(user_id) / "graph.json").exists())
 
     def users(self) -> list[str]:
-        """User ids with saved memory in this data directory."""
-        found = []
-        for meta in sorted((self.data_dir / "users").glob("*/user.json")):
-            found.append(json.loads(meta.read_text(encoding="utf-8"))["user_id"])
-        return found
+        """User ids with stored memory (including data directories not migrated yet)."""
+        found = set(self.records.users())
+        for meta in (self.data_dir / "users").glob("*/user.json"):
+            if (meta.parent / "graph.json").exists():
+                found.add(json.loads(meta.read_text(encoding="utf-8"))["user_id"])
+        return sorted(found)
 
-    def open(self, user_id: str, create: bool = True) -> WeightedKnowledgeGraph:
-        """The memory of `user_id`; with create=False an unknown user is an error, not a new store."""
+    def cached_users(self) -> list[str]:
+        """The users whose memory this process holds open now, least recently used first."""
+        return list(self._memories)
+
+    def open(self, user_id: str, create: bool = True, refresh: bool = False) -> WeightedKnowledgeGraph:
+        """The memory of `user_id`; with create=False an unknown user is an error, not a new store.
+        With `refresh`, a cached memory loads what other processes committed (unless a turn of
+        this process holds it, which then has the latest)."""
         validate_user_id(user_id)
-        with self._lock:
-            if user_id not in self._graphs:
-                if not create and not self.exists(user_id):
-                    raise LookupError(f"no memory for user {user_id!r} in {self.data_dir}")
-                collection = self.client.get_or_create_collection(
-                    name=user_key(user_id), embedding_function=None,
-                    metadata={"hnsw:space": "cosine"})
-                self._graphs[user_id] = WeightedKnowledgeGraph(
-                    user_id, self.user_folder(user_id), collection, self.embedder, self.dormant_floor)
-            return self._graphs[user_id]
+        with self._guard:
+            memory = self._memories.get(user_id)
+            if memory is not None:
+                self._memories.move_to_end(user_id)
+                if refresh and user_id not in self._turns:
+                    lock = self._process_lock(user_id)
+                    if lock.acquire(blocking=False):
+                        try:
+                            memory.refresh()
+                        finally:
+                            lock.release()
+                return memory
+            if not create and not self.exists(user_id):
+                raise LookupError(f"no memory for user {user_id!r} in {self.data_dir}")
+            from pcm.world.migration import migrate_legacy_user
+
+            key = user_key(user_id)
+            migrate_legacy_user(self.records, self.client, self.user_folder(user_id), user_id, key)
+            memory = WeightedKnowledgeGraph(user_id, key, self.records, VectorIndex(self.client, key), self.embedder,
+                                            self.dormant_floor)
+            self._memories[user_id] = memory
+            self._evict()
+            return memory
+
+    def _evict(self) -> None:
+        """Close the least recently used memories beyond `open_users`, except busy ones (in a turn,
+        locked, or holding writes not yet saved)."""
+        excess = len(self._memories) - self.open_users
+        for user_id in list(self._memories):
+            if excess <= 0:
+                break
+            memory = self._memories[user_id]
+            lock = self._process_locks.get(user_id)
+            if user_id in self._turns or memory.has_uncommitted or (lock is not None and lock.locked()):
+                continue
+            del self._memories[user_id]
+            self._user_locks.pop(user_id, None)
+            excess -= 1
+
+    # ------------------------------------------------------------------ locks and turns
+    def _process_lock(self, user_id: str) -> threading.Lock:
+        with self._guard:
+            return self._process_locks.setdefault(user_id, threading.Lock())
+
+    def _acquire(self, user_id: str, cross_process: bool) -> tuple[threading.Lock, object | None]:
+        """Take the user's lock in this process (and across processes), waiting up to `lock_timeout`."""
+        deadline = time.monotonic() + self.lock_timeout
+        process_lock = self._process_lock(user_id)
+        if not process_lock.acquire(timeout=self.lock_timeout):
+            raise MemoryBusyError(f"the memory of user {user_id!r} is busy: another turn held it for more than "
+                                  f"{self.lock_timeout:g} s (lock_timeout); nothing was changed")
+        if not cross_process:
+            return process_lock, None
+        with self._guard:
+            user_lock = self._user_locks.get(user_id) or self.records.lock(user_key(user_id))
+            self._user_locks[user_id] = user_lock
+        if not user_lock.acquire(max(0.0, deadline - time.monotonic())):
+            process_lock.release()
+            raise MemoryBusyError(f"the memory of user {user_id!r} is busy: another process held it for more than "
+                                  f"{self.lock_timeout:g} s (lock_timeout); nothing was changed")
+        return process_lock, user_lock
+
+    def begin_turn(self, user_id: str, owner: str | None = None, *, external: bool = False) -> str:
+        """Open a turn of `user_id` (or join the open one with the same owner); returns the owner."""
+        validate_user_id(user_id)
+        owner = owner or uuid.uuid4().hex
+        current = self._turns.get(user_id)
+        if current is not None and current.owner == owner:
+            return owner
+        process_lock, user_lock = self._acquire(user_id, cross_process=True)
+        try:
+            memory = self.open(user_id, create=True)
+            memory.begin()
+        except BaseException:
+            user_lock.release()
+            process_lock.release()
+            raise
+        turn = Turn(owner, memory, (process_lock, user_lock), external)
+        if not external:
+            turn.timer = threading.Timer(self.turn_timeout, self._expire, args=(user_id, owner))
+            turn.timer.daemon = True
+            turn.timer.start()
+        self._turns[user_id] = turn
+        return owner
+
+    def _expire(self, user_id: str, owner: str) -> None:
+        turn = self._turns.get(user_id)
+        if turn is not None and turn.owner == owner:
+            logger.error("rolling back a turn of %r still open after %g s (turn_timeout)", user_id, self.turn_timeout)
+            turn.memory.fence()
+            self.abort_turn(user_id, owner)
+
+    def _turn(self, user_id: str, owner: str | None) -> Turn:
+        turn = self._turns.get(user_id)
+        if turn is None or (owner is not None and turn.owner != owner):
+            raise RuntimeError(f"no open turn of user {user_id!r} for this run (it was rolled back after "
+                               f"turn_timeout, or never begun); nothing of it was stored")
+        return turn
+
+    def commit_turn(self, user_id: str, owner: str | None, message_ids: list[str] | tuple = ()) -> int | None:
+        """Write the turn (one transaction, then the vectors); ends it unless a caller holds it."""
+        turn = self._turn(user_id, owner)
+        for message_id in message_ids:
+            if turn.memory.has_message(message_id):
+                self.abort_turn(user_id, turn.owner)
+                raise ValueError(f"message {message_id!r} is already stored for user {user_id!r}; nothing changed")
+            turn.memory.stage_message(message_id)
+        try:
+            seq = turn.memory.commit()
+        except BaseException:
+            self.abort_turn(user_id, turn.owner)
+            raise
+        turn.committed = True
+        if not turn.external:
+            self._release(user_id, turn)
+        else:
+            turn.memory.begin()
+        return seq
+
+    def abort_turn(self, user_id: str, owner: str | None) -> None:
+        """Roll the turn back: nothing of it stays in memory or on disk. No-op without one."""
+        turn = self._turns.get(user_id)
+        if turn is None or (owner is not None and turn.owner != owner):
+            return
+        turn.memory.rollback()
+        if not turn.external:
+            self._release(user_id, turn)
+        else:
+            turn.memory.begin()
+
+    def _release(self, user_id: str, turn: Turn) -> None:
+        if self._turns.get(user_id) is turn:
+            del self._turns[user_id]
+        if turn.timer is not None:
+            turn.timer.cancel()
+        turn.memory.rollback()
+        process_lock, user_lock = turn.process_lock
+        try:
+            if user_lock is not None:
+                user_lock.release()
+        finally:
+            process_lock.release()
+
+    @contextmanager
+    def exclusive(self, user_id: str):
+        """Hold the user's turn for a block (PCM.process wraps the whole graph run in it, so the
+        checkpoint is read and written by one writer at a time too). Yields the owner to pass to
+        `begin_turn`; what was not committed when the block ends is rolled back."""
+        owner = self.begin_turn(user_id, external=True)
+        token = _HELD.set(_HELD.get() | {user_id})
+        try:
+            yield owner
+        finally:
+            _HELD.reset(token)
+            turn = self._turns.get(user_id)
+            if turn is not None and turn.owner == owner:
+                self._release(user_id, turn)
+
+    @contextmanager
+    def reading(self, user_id: str):
+        """A consistent read of a user's memory: waits for a turn of this process to end, and
+        loads what other processes committed."""
+        if user_id in _HELD.get():
+            yield self.open(user_id)
+            return
+        process_lock, _ = self._acquire(user_id, cross_process=False)
+        try:
+            memory = self.open(user_id)
+            memory.refresh()
+            yield memory
+        finally:
+            process_lock.release()

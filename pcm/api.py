@@ -98,7 +98,8 @@ class PCM:
             if message_id and self.services.store.open(user_id).has_message(message_id):
                 return {"already_stored": True, "message_id": message_id}
             config["configurable"]["pcm_turn"] = owner
-            return self.graph.invoke(payload, config, context=self.ctx, durability="exit")
+            durability = {"durability": "exit"} if self.checkpointer is not None else {}
+            return self.graph.invoke(payload, config, context=self.ctx, **durability)
 
     def state(self, user_id: str, thread_id: str | None = None) -> dict:
         if self.checkpointer is None:

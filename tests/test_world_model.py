@@ -10,7 +10,7 @@ import pytest
 
 from pcm.models import MemoryEdge, MemoryNode, NodeType
 from pcm.services import Services
-from pcm.world.knowledge_graph import WeightedKnowledgeGraph, atomic_write_text, user_key
+from pcm.world.knowledge_graph import atomic_write_text, user_key
 from pcm.world.retrieval import retrieve
 
 
@@ -30,12 +30,15 @@ def test_every_write_goes_to_graph_and_vector_index(services):
     node = fact("Alice writes Rust at work")
     change = graph.add_node(node, reason="test", agent="test")
     assert change.old_weight is None and change.new_weight == 0.8
-    graph.flush_index()
-    assert node.id in graph and graph.collection.count() == 1
-    graph.update_node(node.id, weight=0.3, reason="test decay", agent="test")
+    assert node.id in graph and graph.vectors.count() == 0   # staged until the commit
     graph.save()
-    meta = graph.collection.get(ids=[node.id])["metadatas"][0]
-    assert meta["weight"] == pytest.approx(0.3) and meta["type"] == "fact" and meta["domain"] == "Coding"
+    assert graph.vectors.count() == 1
+    assert graph.vectors.metadata(node.id) == {"type": "fact", "domain": "Coding",
+                                               "created_at": node.created_at.timestamp()}
+    graph.update_node(node.id, weight=0.01, reason="test decay", agent="test")
+    graph.save()
+    assert graph.vectors.dormant.get(ids=[node.id])["ids"] == [node.id]   # moved below the floor
+    assert graph.vectors.live.get(ids=[node.id])["ids"] == []
 
 
 def test_dormant_memories_are_kept_but_not_retrieved_by_default(services, ctx):
@@ -106,7 +109,7 @@ def test_persistence_round_trip_in_a_new_process(services, ctx, tmp_path):
         from pcm.services import Services
         graph = Services(load_context(data_dir={ctx.data_dir!r})).store.open("dora", create=False)
         print(json.dumps({{"graph": graph.export()["graph"], "history": [e.model_dump(mode="json")
-                          for e in graph.history({a.id!r})], "indexed": graph.collection.count(),
+                          for e in graph.history({a.id!r})], "indexed": graph.vectors.count(),
                           "edges": [e.model_dump(mode="json") for e in graph.edges()],
                           "nodes": [n.model_dump(mode="json") for n in graph.nodes()]}}))
     """)
@@ -121,16 +124,19 @@ def test_persistence_round_trip_in_a_new_process(services, ctx, tmp_path):
         (n.model_dump(mode="json") for n in graph.nodes()), key=lambda n: n["id"])
 
 
-def test_index_is_reconciled_with_the_graph_on_load(services, ctx):
+def test_index_is_repaired_after_a_crash_between_commit_and_vector_write(services, ctx, monkeypatch):
     graph = services.store.open("erin")
     node = fact("Erin plays the cello")
     graph.add_node(node, reason="t", agent="t")
-    graph.save()
-    graph.collection.delete(ids=[node.id])
-    graph.collection.upsert(ids=["m-orphan"], embeddings=[[0.0] * services.embedder.dimension],
-                            metadatas=[{"type": "fact", "dormant": False}])
-    reopened = WeightedKnowledgeGraph("erin", graph.folder, graph.collection, services.embedder)
-    assert sorted(reopened.collection.get(include=[])["ids"]) == [node.id]
+    monkeypatch.setattr(graph.vectors, "put", lambda entries: (_ for _ in ()).throw(OSError("killed")))
+    graph.save()                                  # the rows are committed, the vectors are not
+    assert graph.vectors.count() == 0
+    reopened = Services(ctx).store.open("erin", create=False)   # a new process's store
+    assert reopened.vectors.ids() == {node.id}
+    reopened.vectors.live.upsert(ids=["m-orphan"], embeddings=[[0.0] * services.embedder.dimension])
+    reopened.vectors.delete([node.id])
+    assert reopened.reconcile_index() == (1, 1)   # the full check removes strays, adds the missing
+    assert reopened.vectors.ids() == {node.id}
 
 
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
@@ -147,23 +153,13 @@ def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch
     assert [p.name for p in tmp_path.iterdir()] == ["graph.json"]
 
 
-def test_audit_log_skips_a_line_cut_short(services):
-    graph = services.store.open("fay")
-    node = fact("Fay runs marathons")
-    graph.add_node(node, reason="t", agent="t")
-    graph.save()
-    with graph.audit_path.open("a") as handle:
-        handle.write('{"node_id": "m-x", "trunc')
-    assert [e.node_id for e in graph.read_audit()] == [node.id]
-
-
 def test_users_are_isolated(services, ctx):
     alice = services.store.open("alice")
     alice.add_node(fact("Alice's bank PIN hint is her cat's name"), reason="t", agent="t")
     mallory = services.store.open("mallory")
     query = "What is the bank PIN hint?"
     assert retrieve(mallory, query, services.embedder.encode_one(query), ctx) == []
-    assert alice.collection.name != mallory.collection.name
+    assert alice.vectors.live.name != mallory.vectors.live.name
     assert user_key("a/../../b") != user_key("a") and "/" not in user_key("a/../../b")
 
 

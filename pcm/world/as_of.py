@@ -31,13 +31,16 @@ class MemoryAsOf:
         self._cutoff = self.moment.timestamp()
         weights: dict[str, float] = {}
         types: dict[str, str] = {}
+        changed: dict[str, str] = {}
         for text in memory.records.audit(memory.key, until=self._cutoff):
             event = MemoryChange.model_validate_json(text)
             weights[event.node_id] = event.new_weight
+            changed[event.node_id] = event.timestamp.isoformat()
             if event.type is not None:
                 types[event.node_id] = NodeType(event.type).value
         self._weights = {i: w for i, w in weights.items() if i in memory}
         self._types = types
+        self._changed = changed
 
     # ------------------------------------------------------------------ nodes
     def __len__(self) -> int:
@@ -52,6 +55,9 @@ class MemoryAsOf:
         attrs = dict(self.memory.attrs(node_id))
         attrs["weight"] = self._weights[node_id]
         attrs["type"] = self._types.get(node_id, attrs["type"])
+        attrs["updated_at"] = attrs["last_accessed"] = self._changed[node_id]
+        if attrs.get("decayed_at") and as_utc(attrs["decayed_at"]).timestamp() > self._cutoff:
+            attrs["decayed_at"] = None
         return attrs
 
     def weight(self, node_id: str) -> float:

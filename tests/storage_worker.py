@@ -1,61 +1,109 @@
-"""A separate process that writes to a PCM data directory, for the crash and concurrency tests.
+"""Processes that write to a PCM data directory, for the crash and concurrency tests.
 
-    python tests/storage_worker.py ingest DATA_DIR FILE       # pcm ingest's loop; "ack <id>" per stored turn
-    python tests/storage_worker.py concurrent DATA_DIR NAME N  # 2 threads, N turns each, one user, one thread id
+A zygote loads the models once (weights only: no inference, no store, no thread pool), then
+forks a fresh process per command, so each of the crash test's 20 victims starts in a moment
+instead of importing and loading everything again. Commands on stdin, answers on stdout:
+
+    ingest DATA_DIR FILE LOG        -> "child PID"; the child runs `pcm ingest`'s loop and appends
+                                       "ready", "ack <message id>" per stored turn, "done" to LOG
+    concurrent DATA_DIR NAME N LOG  -> "child PID"; the child runs 2 threads of N turns each on one
+                                       user and one thread id, and appends "errors [...]" to LOG
+    reap PID                        -> "status CODE" (the child's exit status; -9 when killed)
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
-
-from pcm.api import PCM
-from pcm.config import load_context
-from pcm.ingest import ingest_turns, read_conversation
+import traceback
 
 USER = "shared"
 THREAD = "t"
 
 
 def context(data_dir: str):
-    # the threshold router needs no language model, so a process starts in a few seconds
+    from pcm.config import load_context
+
+    # the threshold router and the hybrid scorer need no language model
     return load_context(data_dir=data_dir, router="threshold", lock_timeout=600)
 
 
-def ingest(data_dir: str, path: str) -> None:
+def ingest(data_dir: str, path: str, log) -> None:
+    from pcm.api import PCM
+    from pcm.ingest import ingest_turns, read_conversation
+
     ctx = context(data_dir)
     pcm = PCM(ctx)
-    pcm.services.warm_up()
     turns = read_conversation(path, ctx)
-    print("ready", flush=True)
-    ingest_turns(pcm, turns, USER, THREAD, on_turn=lambda turn, out: print(f"ack {turn.message_id}", flush=True))
-    print("done", flush=True)
+    log.write("ready\n")
+    ingest_turns(pcm, turns, USER, THREAD, on_turn=lambda turn, out: log.write(f"ack {turn.message_id}\n"))
+    log.write("done\n")
 
 
-def concurrent(data_dir: str, name: str, count: int) -> None:
+def concurrent(data_dir: str, name: str, count: int, log) -> None:
+    from pcm.api import PCM
+
     pcm = PCM(context(data_dir))
-    pcm.services.warm_up()
-    errors: list[BaseException] = []
+    errors: list[str] = []
 
     def writer(index: int) -> None:
         try:
             for n in range(count):
                 pcm.process(f"{name} writer {index} note {n}: today I repotted plant number {n} in pot {index}.",
                             user_id=USER, thread_id=THREAD, message_id=f"{name}-{index}-{n}")
-        except BaseException as error:  # reported to the test through stdout
-            errors.append(error)
+        except BaseException:
+            errors.append(traceback.format_exc())
 
     threads = [threading.Thread(target=writer, args=(i,)) for i in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    print("errors", [repr(e) for e in errors], flush=True)
+    log.write(f"errors {errors!r}\n")
+
+
+def run_child(command: list[str]) -> None:
+    import torch
+
+    torch.set_num_threads(1)   # the parent's OpenMP pool does not survive fork; one thread needs none
+    with open(command[-1], "a", buffering=1) as log:
+        if command[0] == "ingest":
+            ingest(command[1], command[2], log)
+        else:
+            concurrent(command[1], command[2], int(command[3]), log)
+
+
+def zygote(data_dir: str) -> None:
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    from pcm.services import Services
+
+    services = Services(context(data_dir))
+    _ = services.embedder, services.language_model   # loaded into the process-wide model cache
+    print("zygote ready", flush=True)
+    for line in sys.stdin:
+        command = line.split()
+        if not command:
+            continue
+        if command[0] == "reap":
+            _, status = os.waitpid(int(command[1]), 0)
+            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            print(f"status {code}", flush=True)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                run_child(command)
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        print(f"child {pid}", flush=True)
 
 
 if __name__ == "__main__":
-    mode, *args = sys.argv[1:]
-    if mode == "ingest":
-        ingest(*args)
-    else:
-        concurrent(args[0], args[1], int(args[2]))
+    zygote(sys.argv[1])

@@ -63,7 +63,7 @@ def test_langgraph_dev_round_trip(tmp_path):
         assert [t["content"] for t in values["working_memory"]] == [
             "I'm a Python developer who loves FastAPI.", "Wrote another FastAPI endpoint today."]
         assert values["surprisal"]["content"] == "Wrote another FastAPI endpoint today."
-        assert (tmp_path / "data" / "users").is_dir()
+        assert (tmp_path / "data" / "memory.sqlite").is_file()
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)

@@ -48,6 +48,9 @@ _RETRIEVABLE_VALUES = frozenset(t.value for t in RETRIEVABLE_TYPES)
 NODE_LINK = {"edges": "edges", "name": "node_key", "source": "from_key", "target": "to_key"}
 #: how many vectors one call to the vector index carries at most
 VECTOR_BATCH = 2000
+#: a commit with more vectors than this records at once that they are written (the store
+#: otherwise learns it with the next commit, and a reopen re-writes the last commit's vectors)
+BIG_COMMIT = 64
 
 
 def user_key(user_id: str) -> str:
@@ -139,6 +142,7 @@ class WeightedKnowledgeGraph:
             self.graph.add_edge(source, target, **json.loads(attrs))
         self.seq = user.seq
         self._indexed_through = user.indexed_seq
+        self.vectors.connection.ensure_fresh(self.key, self.seq)
         if retokenised:
             logger.info("re-tokenising %d memories of %s for the lexical index", len(retokenised), self.key)
             self.records.update_words(self.key, [(i, self._words_json(self._lexical_words(i))) for i in retokenised])
@@ -200,6 +204,7 @@ class WeightedKnowledgeGraph:
                 self.graph.add_edge(source, target, **json.loads(attrs))
             self.seq = user.seq
             self._indexed_through = user.indexed_seq
+            self.vectors.connection.ensure_fresh(self.key, self.seq)
             return True
 
     # ------------------------------------------------------------------ reading
@@ -531,8 +536,10 @@ class WeightedKnowledgeGraph:
                 vectors = self._staged_vectors(missing)
                 entries = [e if e[1] is not None else self._vector_entry(e[0], vectors[e[0]]) for e in entries]
             previous = self.seq
+            self.vectors.connection.ensure_fresh(self.key, previous)
             self.seq = self.records.commit(self.key, self.user_id, self._commit_rows(),
                                            indexed_seq=self._indexed_through)
+            self.vectors.connection.advance(self.key, self.seq)
             self._staged = StagedWrites()
             self._undo = None
             self._staged_at_begin = None
@@ -545,6 +552,8 @@ class WeightedKnowledgeGraph:
             return self.seq
         if self._indexed_through == previous:
             self._indexed_through = self.seq
+            if len(entries) > BIG_COMMIT:
+                self.records.mark_indexed(self.key, self.seq)   # or the next open would re-write them all
         return self.seq
 
     def save(self) -> None:

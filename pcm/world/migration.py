@@ -36,7 +36,7 @@ def read_legacy_audit(path: Path) -> list[MemoryChange]:
     return events
 
 
-def migrate_legacy_user(records: GraphRecords, client, folder: Path, user_id: str, key: str) -> bool:
+def migrate_legacy_user(records: GraphRecords, chroma, folder: Path, user_id: str, key: str) -> bool:
     """Migrate `folder` if it holds a graph.json; True if it did."""
     graph_path = folder / "graph.json"
     if not graph_path.exists():
@@ -56,8 +56,9 @@ def migrate_legacy_user(records: GraphRecords, client, folder: Path, user_id: st
         logger.info("migrated %d memories of %s from %s", graph.number_of_nodes(), key, graph_path)
     others = [i for i, a in graph.nodes(data=True) if a["type"] not in retrievable]
     if others:
-        client.get_or_create_collection(name=key, embedding_function=None,
-                                        metadata={"hnsw:space": "cosine"}).delete(ids=others)
+        with chroma.writing():
+            chroma.client.get_or_create_collection(name=key, embedding_function=None,
+                                                   metadata={"hnsw:space": "cosine"}).delete(ids=others)
     for name in ("audit.jsonl", "graph.json"):
         if (folder / name).exists():
             (folder / name).replace(folder / f"{name}.migrated")

@@ -29,7 +29,7 @@ from pathlib import Path
 from pcm.world.embeddings import Embedder
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
 from pcm.world.records import GraphRecords, MemoryBusyError
-from pcm.world.vectors import VectorIndex, chroma_client
+from pcm.world.vectors import ChromaConnection, VectorIndex
 
 logger = logging.getLogger(__name__)
 MAX_USER_ID_CHARS = 256
@@ -75,7 +75,7 @@ class MemoryStore:
         self.lock_timeout = lock_timeout
         self.turn_timeout = turn_timeout
         self.records = GraphRecords(graph_store, self.data_dir, postgres_url)
-        self.client = chroma_client(vector_store, str(self.data_dir), chroma_url)
+        self.chroma = ChromaConnection.shared(vector_store, str(self.data_dir), chroma_url)
         self._memories: OrderedDict[str, WeightedKnowledgeGraph] = OrderedDict()
         self._turns: dict[str, Turn] = {}
         self._process_locks: dict[str, threading.Lock] = {}
@@ -126,8 +126,8 @@ class MemoryStore:
             from pcm.world.migration import migrate_legacy_user
 
             key = user_key(user_id)
-            migrate_legacy_user(self.records, self.client, self.user_folder(user_id), user_id, key)
-            memory = WeightedKnowledgeGraph(user_id, key, self.records, VectorIndex(self.client, key), self.embedder,
+            migrate_legacy_user(self.records, self.chroma, self.user_folder(user_id), user_id, key)
+            memory = WeightedKnowledgeGraph(user_id, key, self.records, VectorIndex(self.chroma, key), self.embedder,
                                             self.dormant_floor)
             self._memories[user_id] = memory
             self._evict()
@@ -269,15 +269,18 @@ class MemoryStore:
 
     @contextmanager
     def reading(self, user_id: str):
-        """A consistent read of a user's memory: waits for a turn of this process to end, and
-        loads what other processes committed."""
+        """A consistent read of a user's memory: waits for a running turn of this process (and,
+        with embedded Chroma, which is not process-safe, of other processes) to end, and loads
+        what other processes committed."""
         if user_id in _HELD.get():
             yield self.open(user_id)
             return
-        process_lock, _ = self._acquire(user_id, cross_process=False)
+        process_lock, user_lock = self._acquire(user_id, cross_process=self.chroma.embedded)
         try:
             memory = self.open(user_id)
             memory.refresh()
             yield memory
         finally:
+            if user_lock is not None:
+                user_lock.release()
             process_lock.release()

@@ -15,6 +15,9 @@ Embeddings are always computed by PCM (never by Chroma), and telemetry is off.
 from __future__ import annotations
 
 import logging
+import threading
+from contextlib import nullcontext
+from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
@@ -40,23 +43,112 @@ def chroma_client(kind: str, data_dir: str, url: str = ""):
     raise ValueError(f"vector_store must be 'chroma' or 'chroma-server', not {kind!r}")
 
 
+class ChromaConnection:
+    """The process's one Chroma client for a data directory (or server).
+
+    Embedded Chroma is not process-safe: a process keeps each collection's index in memory and
+    does not see what another process wrote to it since (its queries miss those vectors, and a
+    `get` can fail with "Error finding id"). So before a user's collections are used, the
+    connection is told the user's commit sequence number (`ensure_fresh`); if another process
+    committed to that user since this process last used its collections, the cached Chroma
+    system is dropped and the client made again (about 40 ms), and embedded writes from
+    different processes are serialised by a file lock. A Chroma server needs none of this.
+    """
+
+    _shared: dict[tuple[str, str], "ChromaConnection"] = {}
+    _shared_lock = threading.Lock()
+
+    def __init__(self, kind: str, data_dir: str, url: str = ""):
+        self.kind, self.data_dir, self.url = kind, data_dir, url
+        self.embedded = kind == "chroma"
+        self.lock = threading.RLock()
+        self.generation = 0
+        self.client = chroma_client(kind, data_dir, url)
+        self._known: dict[str, int] = {}
+        self._write_lock = None
+        if self.embedded:
+            from filelock import FileLock
+
+            self._write_lock = FileLock(str(Path(data_dir) / "chroma" / "writer.lock"), thread_local=False)
+
+    @classmethod
+    def shared(cls, kind: str, data_dir: str, url: str = "") -> "ChromaConnection":
+        where = (kind, str(Path(data_dir).resolve()) if kind == "chroma" else url)
+        with cls._shared_lock:
+            if where not in cls._shared:
+                cls._shared[where] = cls(kind, data_dir, url)
+            return cls._shared[where]
+
+    def ensure_fresh(self, key: str, seq: int) -> None:
+        """Before using `key`'s collections at commit `seq`: drop a stale embedded cache."""
+        if not self.embedded:
+            return
+        with self.lock:
+            if self._known.get(key, seq) != seq:
+                self._reset()
+            self._known[key] = seq
+
+    def advance(self, key: str, seq: int) -> None:
+        """This process wrote commit `seq` of `key` itself: its cache is current."""
+        if self.embedded:
+            with self.lock:
+                self._known[key] = seq
+
+    def _reset(self) -> None:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        identifier = self.client._identifier
+        with SharedSystemClient._refcount_lock:
+            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+            system = SharedSystemClient._identifier_to_system.pop(identifier, None)
+        if system is not None:
+            system.stop()
+        self.client = chroma_client(self.kind, self.data_dir, self.url)
+        self.generation += 1
+        self._known.clear()
+        logger.info("reloaded the embedded Chroma of %s after another process wrote to it", self.data_dir)
+
+    def writing(self):
+        """Hold while writing: serialises embedded writes across processes."""
+        return self._write_lock if self._write_lock is not None else nullcontext()
+
+
 class VectorIndex:
     """The live and dormant collections of one user."""
 
-    def __init__(self, client, key: str):
-        options = {"embedding_function": None, "metadata": {"hnsw:space": "cosine"}}
-        self.live = client.get_or_create_collection(name=key, **options)
-        self.dormant = client.get_or_create_collection(name=key + DORMANT_SUFFIX, **options)
+    def __init__(self, connection: ChromaConnection, key: str):
+        self.connection = connection
+        self.key = key
+        self._generation = -1
+        self._live = self._dormant = None
+
+    def _collections(self):
+        connection = self.connection
+        with connection.lock:
+            if self._generation != connection.generation:
+                options = {"embedding_function": None, "metadata": {"hnsw:space": "cosine"}}
+                self._live = connection.client.get_or_create_collection(name=self.key, **options)
+                self._dormant = connection.client.get_or_create_collection(name=self.key + DORMANT_SUFFIX, **options)
+                self._generation = connection.generation
+            return self._live, self._dormant
+
+    @property
+    def live(self):
+        return self._collections()[0]
+
+    @property
+    def dormant(self):
+        return self._collections()[1]
 
     def count(self) -> int:
         return self.live.count() + self.dormant.count()
 
     def ids(self) -> set[str]:
         """Every indexed memory id (reads the whole index: for repairs and tests)."""
-        return {i for c in (self.live, self.dormant) for i in c.get(include=[])["ids"]}
+        return {i for c in self._collections() for i in c.get(include=[])["ids"]}
 
     def metadata(self, node_id: str) -> dict | None:
-        for collection in (self.live, self.dormant):
+        for collection in self._collections():
             got = collection.get(ids=[node_id], include=["metadatas"])
             if got["ids"]:
                 return got["metadatas"][0]
@@ -67,7 +159,7 @@ class VectorIndex:
         found: dict[str, np.ndarray] = {}
         if not ids:
             return found
-        for collection in (self.live, self.dormant):
+        for collection in self._collections():
             wanted = [i for i in ids if i not in found]
             if not wanted:
                 break
@@ -78,24 +170,29 @@ class VectorIndex:
     def put(self, entries: list[tuple[str, np.ndarray, dict, bool]]) -> None:
         """Upsert (id, vector, metadata, dormant) entries into the right collection, and take
         each out of the other one (a memory that crossed the dormant floor moves)."""
-        for collection, other, dormant in ((self.live, self.dormant, False), (self.dormant, self.live, True)):
-            chosen = [e for e in entries if e[3] == dormant]
-            if not chosen:
-                continue
-            ids = [e[0] for e in chosen]
-            collection.upsert(ids=ids, embeddings=np.stack([e[1] for e in chosen]).astype(np.float32),
-                              metadatas=[e[2] for e in chosen])
-            other.delete(ids=ids)
+        live, dormant = self._collections()
+        with self.connection.writing():
+            for collection, other, is_dormant in ((live, dormant, False), (dormant, live, True)):
+                chosen = [e for e in entries if e[3] == is_dormant]
+                if not chosen:
+                    continue
+                ids = [e[0] for e in chosen]
+                collection.upsert(ids=ids, embeddings=np.stack([e[1] for e in chosen]).astype(np.float32),
+                                  metadatas=[e[2] for e in chosen])
+                other.delete(ids=ids)
 
     def delete(self, ids: list[str]) -> None:
-        for collection in (self.live, self.dormant):
-            if ids:
+        if not ids:
+            return
+        with self.connection.writing():
+            for collection in self._collections():
                 collection.delete(ids=ids)
 
     def query(self, vector: np.ndarray, n: int, include_dormant: bool = False,
               where: dict | None = None) -> list[tuple[str, float]]:
         """(id, cosine similarity) of the `n` nearest memories, best first."""
-        collections = [self.live, self.dormant] if include_dormant else [self.live]
+        live, dormant = self._collections()
+        collections = [live, dormant] if include_dormant else [live]
         found: list[tuple[str, float]] = []
         for collection in collections if n > 0 else []:
             result = collection.query(query_embeddings=[vector.tolist()], n_results=n, where=where,

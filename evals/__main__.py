@@ -187,7 +187,8 @@ def scale(
     _setup_logging()
     started = datetime.now(timezone.utc)
     results = run_scale(str(data), [int(s) for s in sizes.split(",") if s], users, per_user, turns, questions,
-                        [c for c in configurations.split(",") if c], progress=typer.echo)
+                        [c for c in configurations.split(",") if c], progress=typer.echo,
+                        embedding_cache=out / "embeddings.npz")
     results["date"] = started.isoformat(timespec="seconds")
     results["wall_seconds"] = (datetime.now(timezone.utc) - started).total_seconds()
     out.mkdir(parents=True, exist_ok=True)

@@ -5,14 +5,16 @@ a `chroma run` server on loopback, both started here) and each size, one user's 
 bulk-loaded through the documented path, `memory.add_node(MemoryNode(...), reason=...,
 agent=..., embedding=...)` then `save()`, from LoCoMo turns: every turn of every conversation
 once, then again with a counter where more are needed ("... (copy 3)"). Each distinct turn is
-embedded once; a copy reuses its original's vector with a small fixed perturbation (so the
+embedded once (and kept in `<out>/embeddings.npz` for the next run); a copy reuses its original's vector with a small fixed perturbation (so the
 vector index does not hold exact duplicates). Then a fresh process (models loaded first, not
 timed) measures:
 
-- cold open: opening that user's memory from the store (rows, lexical index, vector index check);
+- cold open: opening that user's memory from the store (rows, lexical index, vector index
+  check), after connecting to the stores (reported apart: it does not depend on the size);
 - `PCM.process()` p50/p95 over the turns of one LoCoMo conversation, replayed as new turns;
-- bytes written per turn: what the process passed to write(2) per turn (/proc/self/io wchar:
-  graph store, vector index and checkpointer together);
+- bytes written per turn: embedded, what the process passed to write(2) per turn (/proc/self/io
+  wchar: graph store, vector index and checkpointer together); with servers, the PostgreSQL WAL
+  generated plus the growth of the Chroma server's folder, per turn;
 - `PCM.search()` p50 over that conversation's questions;
 - RSS at the end (models included).
 
@@ -68,13 +70,17 @@ def bytes_written() -> int:
 class TurnSource:
     """LoCoMo turns with their embeddings, each distinct text embedded once."""
 
-    def __init__(self, conversations: list[Conversation], embedder):
+    def __init__(self, conversations: list[Conversation], embedder, cache: Path | None = None):
         self.rows = [(c.sample_id, s, t) for c in conversations for s in c.sessions for t in s.turns]
         texts = list(dict.fromkeys(t.full_text for _, _, t in self.rows))
         started = time.perf_counter()
-        vectors = embedder.encode(texts) if len(texts) <= embedder._cache_size else np.concatenate(
-            [embedder.model.encode(texts[i:i + 2048], normalize_embeddings=True, convert_to_numpy=True,
-                                   show_progress_bar=False, batch_size=64) for i in range(0, len(texts), 2048)])
+        if cache is not None and cache.exists() and list(np.load(cache)["texts"]) == texts:
+            vectors = np.load(cache)["vectors"]
+        else:
+            vectors = np.concatenate([embedder.encode(texts[i:i + 2048]) for i in range(0, len(texts), 2048)])
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(cache, texts=np.asarray(texts), vectors=vectors)
         self.vectors = dict(zip(texts, np.asarray(vectors, dtype=np.float32)))
         self.embed_seconds = time.perf_counter() - started
         self.rng = np.random.default_rng(0)
@@ -116,7 +122,21 @@ def bulk_load(store, user_id: str, source: TurnSource, count: int, tag: str = ""
 
 
 # ---------------------------------------------------------------------- the measuring process
-def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int) -> dict:
+def server_bytes(ctx: PCMContext, chroma_path: str) -> int:
+    """With servers: PostgreSQL's WAL position plus the size of the Chroma server's folder (what
+    the servers wrote, since the client process writes nothing to disk itself)."""
+    total = 0
+    if ctx.graph_store == "postgres":
+        import psycopg
+
+        with psycopg.connect(ctx.postgres_url) as connection:
+            total += int(connection.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()[0])
+    if chroma_path:
+        total += sum(f.stat().st_size for f in Path(chroma_path).rglob("*") if f.is_file())
+    return total
+
+
+def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int, chroma_path: str = "") -> dict:
     """Run in a fresh process: cold open, process() and search() timings, bytes written, RSS."""
     from pcm.api import PCM
     from pcm.services import Services
@@ -125,11 +145,14 @@ def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int
     _ = services.intent_router, services.surprise_monitor, services.language_model  # models first, not timed
     started = time.perf_counter()
     store = services.store
+    connect = time.perf_counter() - started
+    started = time.perf_counter()
     memory = store.open(user_id, create=False)
     cold_open = time.perf_counter() - started
     size = len(memory)
     pcm = PCM(ctx, services)
     conversation = load_locomo(data)[0]
+    server_bytes_before = server_bytes(ctx, chroma_path)
     timings, written = [], []
     for session in conversation.sessions:
         for turn in session.turns:
@@ -142,15 +165,17 @@ def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int
                         dialog_ids=[f"bench:{turn.dia_id}"])
             timings.append(time.perf_counter() - began)
             written.append(bytes_written() - before)
+    server_bytes_per_turn = (server_bytes(ctx, chroma_path) - server_bytes_before) / max(1, len(timings))
     searches = []
     for question in conversation.qa[:questions]:
         began = time.perf_counter()
         pcm.search(question.question, user_id=user_id)
         searches.append(time.perf_counter() - began)
     seconds = np.asarray(timings)
-    return {"memories": size, "cold_open_s": cold_open, "process_p50_s": float(np.percentile(seconds, 50)),
+    return {"memories": size, "connect_s": connect, "cold_open_s": cold_open, "process_p50_s": float(np.percentile(seconds, 50)),
             "process_p95_s": float(np.percentile(seconds, 95)), "search_p50_ms": 1000 * float(np.median(searches)),
-            "bytes_per_turn": float(np.mean(written)), "bytes_per_turn_p50": float(np.median(written)),
+            "bytes_per_turn": float(np.mean(written)) + server_bytes_per_turn,
+            "client_bytes_per_turn": float(np.mean(written)), "server_bytes_per_turn": server_bytes_per_turn,
             "rss_mb": rss_mb(), "turns": len(timings), "searches": len(searches)}
 
 
@@ -195,7 +220,7 @@ def _in_fresh_process(function: str, ctx: PCMContext, *args) -> dict:
 
 # ---------------------------------------------------------------------- the benchmark
 def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int, questions: int,
-              configurations: list[str], progress=print) -> dict:
+              configurations: list[str], progress=print, embedding_cache: Path | None = None) -> dict:
     from pcm.devservers import start_chroma, start_postgres, stop_chroma, stop_postgres
     from pcm.services import Services
 
@@ -204,7 +229,7 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
                      "python": platform.python_version(), "rows": [], "many_users": []}
     base = load_context(router="calibrated")
     embedder = Services(base.replace(data_dir=tempfile.mkdtemp(prefix="pcm-scale-embed-"))).embedder
-    source = TurnSource(conversations, embedder)
+    source = TurnSource(conversations, embedder, embedding_cache)
     results["distinct_turns"] = len(source.vectors)
     results["embedding_seconds"] = source.embed_seconds
     progress(f"embedded {len(source.vectors)} distinct LoCoMo turns in {source.embed_seconds:.0f} s")
@@ -218,6 +243,7 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
                     servers["postgres"] = postgres["folder"]
                     chroma = start_chroma(f"{folder}/chroma-server")
                     servers["chroma"] = chroma["pid"]
+                    servers["chroma_path"] = f"{folder}/chroma-server"
                     ctx = ctx.replace(graph_store="postgres", checkpointer="postgres", vector_store="chroma-server",
                                       postgres_url=postgres["url"], chroma_url=chroma["url"])
                 store = Services(ctx).store
@@ -228,7 +254,8 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
                     seconds = bulk_load(store, user_id, source, size)
                     progress(f"[{configuration}] bulk-loaded {size} memories in {seconds:.0f} s")
                     row = {"configuration": configuration, "size": size, "bulk_load_s": seconds,
-                           **_in_fresh_process("measure", ctx, user_id, data, turns, questions)}
+                           **_in_fresh_process("measure", ctx, user_id, data, turns, questions,
+                                               servers.get("chroma_path", ""))}
                     results["rows"].append(row)
                     progress(json.dumps(row))
                     loaded += size
@@ -255,12 +282,13 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
 
 
 def report(results: dict) -> str:
-    lines = ["| storage | memories | process p50 | process p95 | search p50 | bytes written / turn | cold open | RSS |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| storage | memories | process p50 | process p95 | search p50 | bytes written / turn | cold open "
+             "(+ connect) | RSS |", "|---|---|---|---|---|---|---|---|"]
     for row in results["rows"]:
         lines.append(f"| {row['configuration']} | {row['size']:,} | {row['process_p50_s']:.3f} s | "
                      f"{row['process_p95_s']:.3f} s | {row['search_p50_ms']:.0f} ms | "
-                     f"{row['bytes_per_turn'] / 1024:.0f} KiB | {row['cold_open_s']:.2f} s | {row['rss_mb']:.0f} MB |")
+                     f"{row['bytes_per_turn'] / 1024:.0f} KiB | {row['cold_open_s']:.2f} s (+{row.get('connect_s', 0):.2f} s) | "
+                     f"{row['rss_mb']:.0f} MB |")
     if results["many_users"]:
         lines += ["", "| storage | users × memories | turns served | process p50 | peak RSS (LRU 64) | "
                       "nodes after reopening |", "|---|---|---|---|---|---|"]

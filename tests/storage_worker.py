@@ -5,7 +5,8 @@ forks a fresh process per command, so each of the crash test's 20 victims starts
 instead of importing and loading everything again. Commands on stdin, answers on stdout:
 
     ingest DATA_DIR FILE LOG        -> "child PID"; the child runs `pcm ingest`'s loop and appends
-                                       "ready", "ack <message id>" per stored turn, "done" to LOG
+                                       "ready", "ack <message id>" per turn it stored, "skip <id>"
+                                       per turn already stored, "done" to LOG
     concurrent DATA_DIR NAME N LOG  -> "child PID"; the child runs 2 threads of N turns each on one
                                        user and one thread id, and appends "errors [...]" to LOG
     reap PID                        -> "status CODE" (the child's exit status; -9 when killed)
@@ -37,7 +38,8 @@ def ingest(data_dir: str, path: str, log) -> None:
     pcm = PCM(ctx)
     turns = read_conversation(path, ctx)
     log.write("ready\n")
-    ingest_turns(pcm, turns, USER, THREAD, on_turn=lambda turn, out: log.write(f"ack {turn.message_id}\n"))
+    ingest_turns(pcm, turns, USER, THREAD, on_turn=lambda turn, out: log.write(
+        f"{'skip' if out.get('already_stored') else 'ack'} {turn.message_id}\n"))
     log.write("done\n")
 
 

@@ -1,8 +1,8 @@
 """Processes that write to a PCM data directory, for the crash and concurrency tests.
 
-A zygote loads the models once (weights only: no inference, no store, no thread pool), then
-forks a fresh process per command, so each of the crash test's 20 victims starts in a moment
-instead of importing and loading everything again. Commands on stdin, answers on stdout:
+A zygote imports everything once (loading no model), then forks a fresh
+process per command, so each of the crash test's 20 victims skips most of the start-up of a
+new Python process. Commands on stdin, answers on stdout:
 
     ingest DATA_DIR FILE LOG        -> "child PID"; the child runs `pcm ingest`'s loop and appends
                                        "ready", "ack <message id>" per turn it stored, "skip <id>"
@@ -66,9 +66,6 @@ def concurrent(data_dir: str, name: str, count: int, log) -> None:
 
 
 def run_child(command: list[str]) -> None:
-    import torch
-
-    torch.set_num_threads(1)   # the parent's OpenMP pool does not survive fork; one thread needs none
     with open(command[-1], "a", buffering=1) as log:
         if command[0] == "ingest":
             ingest(command[1], command[2], log)
@@ -77,11 +74,16 @@ def run_child(command: list[str]) -> None:
 
 
 def zygote(data_dir: str) -> None:
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    from pcm.services import Services
+    # import everything (most of a process's start-up) but load no model and use no thread pool:
+    # a child forked after the parent ran inference can inherit a thread pool's locks held, and
+    # hang (it did, with the models loaded here); the idle threads that imports start are harmless
+    import chromadb  # noqa: F401
+    import sentence_transformers  # noqa: F401
+    import transformers  # noqa: F401
 
-    services = Services(context(data_dir))
-    _ = services.embedder, services.language_model   # loaded into the process-wide model cache
+    import pcm.api  # noqa: F401
+    import pcm.ingest  # noqa: F401
+
     print("zygote ready", flush=True)
     for line in sys.stdin:
         command = line.split()

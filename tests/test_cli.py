@@ -1,6 +1,7 @@
 """The `pcm` command line as a user runs it."""
 
 import json
+import sqlite3
 
 from typer.testing import CliRunner
 
@@ -56,4 +57,5 @@ def test_user_mistakes_are_one_line_errors(tmp_path):
     empty.write_text(json.dumps([{"role": "user", "content": "  "}]))
     result = runner.invoke(app, ["ingest", str(empty), "--data-dir", data, "--user", "someone"])
     assert result.exit_code == 2 and "message 1: user_input is empty" in result.stderr
-    assert not (tmp_path / "data" / "users").exists() or not any((tmp_path / "data" / "users").iterdir())
+    with sqlite3.connect(tmp_path / "data" / "memory.sqlite") as db:   # the rejected files stored nothing
+        assert db.execute("SELECT COUNT(*) FROM pcm_users").fetchone()[0] == 0

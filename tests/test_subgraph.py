@@ -26,4 +26,4 @@ def test_readme_example_runs_pcm_as_a_subgraph_of_an_agent(ctx, monkeypatch, cap
     assert all({"weight", "score", "type"} <= set(m) for m in out["retrieved"])
     assert out["changes"] and all({"node_id", "old_weight", "new_weight", "reason"} <= set(c) for c in out["changes"])
     assert [m.content for m in out["messages"]][-1] == "Night shift again at the children's hospital."
-    assert (Path(ctx.data_dir) / "users").is_dir()
+    assert (Path(ctx.data_dir) / "memory.sqlite").is_file()

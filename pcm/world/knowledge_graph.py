@@ -31,6 +31,7 @@ from pathlib import Path
 
 import networkx as nx
 import numpy as np
+import orjson
 
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, utcnow
 from pcm.world.embeddings import Embedder
@@ -129,17 +130,17 @@ class WeightedKnowledgeGraph:
         user = self.records.user(self.key)
         if user is None:
             return
-        fingerprint = tokenizer_fingerprint()
         retokenised = []
+        rows = []
         for node_id, order, attrs, words in self.records.nodes(self.key):
-            attrs = json.loads(attrs)
-            words = json.loads(words)
-            if not isinstance(words, dict) or words.get("tokenizer") != fingerprint:
-                words = {"tokenizer": fingerprint, "words": self._words_of(attrs)}
+            attrs = orjson.loads(attrs)
+            words = self._parse_words(words)
+            if words is None:
+                words = self._words_of(attrs)
                 retokenised.append(node_id)
-            self._insert(node_id, order, attrs, words["words"])
-        for source, target, attrs in self.records.edges(self.key):
-            self.graph.add_edge(source, target, **json.loads(attrs))
+            rows.append((node_id, order, attrs, words))
+        self._insert_many(rows)
+        self.graph.add_edges_from((s, t, orjson.loads(a)) for s, t, a in self.records.edges(self.key))
         self.seq = user.seq
         self._indexed_through = user.indexed_seq
         self.vectors.connection.ensure_fresh(self.key, self.seq)
@@ -157,18 +158,29 @@ class WeightedKnowledgeGraph:
 
     @staticmethod
     def _words_json(words: list[str]) -> str:
-        return _dumps({"tokenizer": tokenizer_fingerprint(), "words": words})
+        """Stored words: the tokeniser's fingerprint, then the words (none holds a space)."""
+        return f"{tokenizer_fingerprint()}|{' '.join(words)}"
+
+    @staticmethod
+    def _parse_words(stored: str) -> list[str] | None:
+        """The stored words, or None if another tokeniser made them."""
+        fingerprint, _, words = stored.partition("|")
+        return words.split() if fingerprint == tokenizer_fingerprint() else None
 
     def _insert(self, node_id: str, order: int, attrs: dict, words: list[str]) -> None:
-        """Put one stored node into the graph and the indexes (loading, refreshing, adding)."""
-        self.graph.add_node(node_id, **attrs)
-        self._order[node_id] = order
-        self._next_order = max(self._next_order, order + 1)
-        self._by_type[attrs["type"]][node_id] = None
-        if attrs["type"] in _RETRIEVABLE_VALUES and attrs["weight"] < self.dormant_floor:
-            self._dormant.add(node_id)
-        if words:
-            self.lexical.add(node_id, words)
+        """Put one stored node into the graph and the indexes (refreshing, adding)."""
+        self._insert_many([(node_id, order, attrs, words)])
+
+    def _insert_many(self, rows: list[tuple[str, int, dict, list[str]]]) -> None:
+        """Put stored nodes into the graph and the indexes, in order (loading)."""
+        self.graph.add_nodes_from((node_id, attrs) for node_id, _, attrs, _ in rows)
+        for node_id, order, attrs, _ in rows:
+            self._order[node_id] = order
+            self._next_order = max(self._next_order, order + 1)
+            self._by_type[attrs["type"]][node_id] = None
+            if attrs["type"] in _RETRIEVABLE_VALUES and attrs["weight"] < self.dormant_floor:
+                self._dormant.add(node_id)
+        self.lexical.extend([(node_id, words) for node_id, _, _, words in rows if words])
 
     def _set_attrs(self, node_id: str, attrs: dict) -> None:
         """Replace a node's attributes, keeping the type and dormancy indexes right."""
@@ -197,9 +209,8 @@ class WeightedKnowledgeGraph:
                 if node_id in self.graph:
                     self._set_attrs(node_id, attrs)
                 else:
-                    words = json.loads(words)
-                    self._insert(node_id, order, attrs, words.get("words", []) if isinstance(words, dict)
-                                 else self._words_of(attrs))
+                    parsed = self._parse_words(words)
+                    self._insert(node_id, order, attrs, self._words_of(attrs) if parsed is None else parsed)
             for source, target, attrs in self.records.edges(self.key, self.seq):
                 self.graph.add_edge(source, target, **json.loads(attrs))
             self.seq = user.seq

@@ -12,6 +12,7 @@ stored with it, so reopening a memory does not tokenise it again.
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -37,19 +38,24 @@ class LexicalIndex:
 
     def add(self, doc_id: str, words: list[str]) -> None:
         """Index one document (a memory's content words); an empty list indexes nothing."""
-        if not words:
-            return
-        number = len(self._ids)
-        counts: dict[str, int] = {}
-        for word in words:
-            counts[word] = counts.get(word, 0) + 1
-        for word, count in counts.items():
-            docs, frequencies = self._postings.setdefault(word, (array("i"), array("f")))
-            docs.append(number)
-            frequencies.append(count)
-        self._ids.append(doc_id)
-        self._lengths.append(len(words))
-        self._total_length += len(words)
+        self.extend([(doc_id, words)])
+
+    def extend(self, documents: list[tuple[str, list[str]]]) -> None:
+        """Index documents in order (loading a memory adds them all at once)."""
+        postings = self._postings
+        for doc_id, words in documents:
+            if not words:
+                continue
+            number = len(self._ids)
+            for word, count in Counter(words).items():
+                posting = postings.get(word)
+                if posting is None:
+                    posting = postings[word] = (array("i"), array("f"))
+                posting[0].append(number)
+                posting[1].append(count)
+            self._ids.append(doc_id)
+            self._lengths.append(len(words))
+            self._total_length += len(words)
 
     def remove_last(self, doc_id: str, words: list[str]) -> None:
         """Undo the latest `add` (a rolled-back turn removes its memories newest first)."""

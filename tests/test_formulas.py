@@ -107,3 +107,11 @@ def test_sigmoid_is_stable():
 
 def test_clamp_weight():
     assert f.clamp_weight(1.5) == 1.0 and f.clamp_weight(-0.1) == 0.0 and f.clamp_weight(0.4) == 0.4
+
+
+def test_bm25_idf_and_term_score_follow_the_lucene_variant():
+    assert f.bm25_idf(1, 10) == pytest.approx(math.log(1 + 9.5 / 1.5))
+    assert f.bm25_idf(10, 10) < f.bm25_idf(1, 10)
+    # a document of average length: tf / (k1 + tf); longer documents score lower
+    assert f.bm25_term_scores(2.0, 1.0, 5, 5.0, 1.5, 0.75) == pytest.approx(2.0 * 1.0 / (1.5 + 1.0))
+    assert f.bm25_term_scores(2.0, 1.0, 10, 5.0, 1.5, 0.75) < f.bm25_term_scores(2.0, 1.0, 5, 5.0, 1.5, 0.75)

@@ -6,7 +6,7 @@ SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
 HELDOUT ?= evals/data/scenarios_heldout.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-locomo calibrate studio docs-images
+.PHONY: install demo test bench-latency bench-scenarios bench-locomo bench-llm calibrate studio llm-server docs-images
 
 install: $(VENV)/.installed
 
@@ -34,6 +34,15 @@ bench-scenarios: install
 
 bench-locomo: install
 	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only
+
+# One LoCoMo conversation in LLM mode against the local SmolLM2 server: LLM calls and tokens per
+# ingested turn, the share of replies that failed validation, per-turn latency (offline baseline beside it).
+bench-llm: install
+	$(PY) -m evals llm --data $(LOCOMO)/conv-26.json --out results/llm
+
+# The shipped SmolLM2-135M as an OpenAI-compatible server on loopback (converted once under data/models).
+llm-server: install
+	$(VENV)/bin/pcm serve-llm
 
 calibrate: install
 	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(HELDOUT)

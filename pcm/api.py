@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
-from pcm.config import PCMContext, load_context
+from pcm.config import PCMContext, resolve_context
 from pcm.graph import build_graph
 from pcm.models import MemoryChange, RetrievedMemory
-from pcm.nodes import validate_input
+from pcm.nodes import check_targets, validate_input, validate_turn
 from pcm.nodes.memory import flush_working_memory
+from pcm.perception.intent import classify_intent
 from pcm.services import Services
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
 from pcm.world.retrieval import retrieve
@@ -38,7 +40,7 @@ class PCM:
     """One PCM deployment: settings, loaded models, memory store, checkpointed graph."""
 
     def __init__(self, ctx: PCMContext | None = None, services: Services | None = None, checkpointer: Any = "sqlite"):
-        self.ctx = ctx or load_context()
+        self.ctx = resolve_context(ctx)
         self.services = services or Services(self.ctx)
         if checkpointer == "sqlite":
             checkpointer = sqlite_checkpointer(self.ctx.data_dir)
@@ -58,11 +60,12 @@ class PCM:
         `force_level` skips the router's decision (the tools' explicit correction), `target_ids`
         names the memories a correction supersedes, `note` is recorded in their audit reason.
         """
-        validate_input(text, self.ctx)
         config = self.config(user_id, thread_id)
         payload = {"user_input": text, "user_id": user_id, "speaker": speaker, "timestamp": timestamp,
-                   "dialog_ids": dialog_ids or [], "force_level": force_level, "target_ids": target_ids or [],
-                   "note": note}
+                   "dialog_ids": [] if dialog_ids is None else dialog_ids, "force_level": force_level,
+                   "target_ids": [] if target_ids is None else target_ids, "note": note}
+        validate_turn(payload, self.ctx)
+        check_targets(payload["target_ids"], user_id, self.services)
         return self.graph.invoke(payload, config, context=self.ctx)
 
     def state(self, user_id: str, thread_id: str | None = None) -> dict:
@@ -76,7 +79,8 @@ class PCM:
         state = self.state(user_id, thread_id)
         changes = flush_working_memory(state, config["configurable"]["thread_id"], self.ctx, self.services)
         if state:
-            self.graph.update_state(config, {"working_memory": [], "pending_consolidation": []},
+            self.graph.update_state(config, {"working_memory": [], "pending_consolidation": [],
+                                              "pending_extraction": []},
                                     as_node="persist")
         return changes
 
@@ -85,12 +89,18 @@ class PCM:
 
     def search(self, query: str, *, user_id: str = "default", top_k: int | None = None, use_intent: bool = True,
                use_weights: bool = True, expand: bool = True) -> list[RetrievedMemory]:
-        """Intent-masked retrieval for `query` without changing memory; unknown users have none."""
+        """Intent-masked retrieval for `query` without changing memory; unknown users have none.
+        `top_k` (default: the `top_k` setting) must be at least 1."""
         validate_input(query, self.ctx)
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"top_k must be a whole number of at least 1, got {top_k!r}")
         if not self.services.store.exists(user_id):
             return []
         graph = self.memory(user_id)
-        intent = self.services.intent_router.classify(query).distribution if use_intent else None
+        intent = None
+        if use_intent:
+            llm = self.services.llm.for_turn(time.time() + self.ctx.llm_turn_deadline) if self.services.llm else None
+            intent = classify_intent(query, [], self.services.intent_router, self.ctx, llm).distribution
         return retrieve(graph, query, self.services.embedder.encode_one(query), self.ctx, intent=intent,
                         top_k=top_k, use_weights=use_weights, expand=expand)
 

@@ -1,8 +1,13 @@
 """The PCM workflow as a LangGraph StateGraph.
 
-initial retrieval → perceive (working memory, intent, surprise) → intent-masked retrieval
-→ [S_eff level] correction | profiling | maintenance (each a compiled subgraph)
-→ consolidate evicted turns → respond (LLM only) → persist.
+[input validated on the entry edge] → initial retrieval → perceive (working memory,
+intent, surprise) → intent-masked retrieval → [S_eff level] correction | profiling |
+maintenance (each a compiled subgraph) → consolidate evicted turns → respond (LLM only)
+→ persist.
+
+The input is checked on the edge from START: an edge's error discards the run's input
+writes, so a rejected turn leaves nothing behind that a later turn of the thread could
+inherit (a check inside the first node would leave the bad input in the checkpoint).
 
 `graph` is what `langgraph.json` serves (the server supplies the checkpointer);
 `build_graph(...)` compiles one for applications, tests and parent agents.
@@ -17,8 +22,8 @@ from collections.abc import Callable
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from pcm.config import PCMContext, load_context
-from pcm.nodes import evolution, memory, perception
+from pcm.config import PCMContext, resolve_context
+from pcm.nodes import check_targets, evolution, memory, perception, turn_user, validate_turn
 from pcm.services import Services
 from pcm.state import InputState, OutputState, PCMState
 
@@ -28,7 +33,7 @@ def _bind(step: Callable, services: Services | None) -> Callable:
     wants_config = "config" in inspect.signature(step).parameters
 
     def resolve(runtime: Runtime[PCMContext]) -> tuple[PCMContext, Services]:
-        ctx = runtime.context if isinstance(runtime.context, PCMContext) else load_context()
+        ctx = resolve_context(runtime.context)
         return ctx, services or Services.for_context(ctx)
 
     if wants_config:
@@ -43,6 +48,17 @@ def _bind(step: Callable, services: Services | None) -> Callable:
             return step(state, ctx, bound)
     del node.__wrapped__
     return node
+
+
+def _admission(services: Services | None) -> Callable:
+    """The entry edge: every input field is checked (and named target memories looked up)
+    before the turn can change anything; then the turn starts at `retrieve_initial`."""
+    def admit(state: PCMState, config, runtime: Runtime[PCMContext]) -> str:
+        ctx = resolve_context(runtime.context)
+        validate_turn(state, ctx)
+        check_targets(state.get("target_ids"), turn_user(state, config), services or Services.for_context(ctx))
+        return "retrieve_initial"
+    return admit
 
 
 def _branch(name: str, steps: list[Callable], services: Services | None):
@@ -68,7 +84,7 @@ def build_graph(services: Services | None = None, checkpointer=None, name: str =
     builder.add_node("consolidate", _bind(memory.consolidate, services))
     builder.add_node("respond", _bind(memory.respond, services))
     builder.add_node("persist", _bind(memory.persist, services))
-    builder.add_edge(START, "retrieve_initial")
+    builder.add_conditional_edges(START, _admission(services), ["retrieve_initial"])
     builder.add_edge("retrieve_initial", "perceive")
     builder.add_edge("perceive", "retrieve_masked")
     builder.add_conditional_edges("retrieve_masked", evolution.route_by_surprise,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
-from pcm.evolution.consolidation import consolidate_turns
-from pcm.nodes import domain_distribution, dump, memories, thread_of, user_of
+from pcm.evolution.consolidation import consolidate_turns, extract_facts
+from pcm.nodes import domain_distribution, dump, memories, thread_of, turn_llm, usage_update, user_of
 from pcm.perception.working_memory import admit_turn, make_turn
 from pcm.prompts import RESPONSE_SYSTEM, format_memories
 from pcm.services import Services
@@ -15,55 +17,70 @@ from pcm.state import PCMState
 
 
 def consolidate(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
-    """Tag this turn with its memory id, then move evicted turns into long-term memory (step 5)."""
+    """Tag this turn with its memory id, then move evicted turns into long-term memory (step 5);
+    with an LLM, extract atomic facts once `llm_fact_batch` consolidated turns are waiting."""
     node_id = state.get("memory_node_id")
     window = [dict(t, node_id=node_id) if t.get("turn") == state["turn"] and t["role"] == "user" else t
               for t in state.get("working_memory") or []]
     pending = state.get("pending_consolidation") or []
+    llm = turn_llm(state, services)
+    queue = list(state.get("pending_extraction") or [])
     changes = []
     if pending:
         graph = services.store.open(user_of(state))
-        changes = consolidate_turns(graph, pending, thread_of(config), ctx, services.llm)
-    return {"working_memory": window, "pending_consolidation": [], "changes": dump(changes)}
+        changes, consolidated = consolidate_turns(graph, pending, thread_of(config), ctx)
+        if llm is not None:
+            queue.extend(consolidated)
+            if len(queue) >= ctx.llm_fact_batch:
+                changes += extract_facts(graph, queue, thread_of(config), ctx, llm)
+                queue = []
+    return {"working_memory": window, "pending_consolidation": [], "pending_extraction": queue,
+            "changes": dump(changes), **usage_update(state, llm)}
 
 
 def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
-    """Reply from the retrieved memories (step 6); skipped on the offline path."""
-    if services.llm is None:
+    """Reply from the retrieved memories (step 6); skipped on the offline path and with
+    `llm_reply` off. A reply that fails validation is neither returned nor remembered."""
+    llm = turn_llm(state, services)
+    if llm is None or not ctx.llm_reply:
         return {}
-    reply = services.llm.complete(RESPONSE_SYSTEM.format(memories=format_memories(memories(state.get("retrieved")))),
-                                  state["user_input"])
+    reply = llm.complete(RESPONSE_SYSTEM.format(memories=format_memories(memories(state.get("retrieved")))),
+                         state["user_input"])
     if reply is None:
-        return {}
+        return usage_update(state, llm)
     intent = state.get("intent") or {}
     turn = make_turn("assistant", reply, services.embedder.count_tokens, turn=state["turn"],
                      timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent))
     window, evicted = admit_turn(list(state.get("working_memory") or []), turn, ctx.token_budget, ctx.eviction_size)
     return {"response": reply, "messages": [AIMessage(content=reply)], "working_memory": window,
-            "pending_consolidation": evicted}
+            "pending_consolidation": evicted, **usage_update(state, llm)}
 
 
 #: inputs that describe one turn; cleared when it ends so a checkpointed thread never reuses them
 TURN_INPUTS = {"user_input": None, "speaker": None, "timestamp": None, "dialog_ids": [], "force_level": None,
-               "target_ids": [], "note": None}
+               "target_ids": [], "note": None, "llm_deadline": None}
 
 
 def persist(state: PCMState, ctx: PCMContext, services: Services) -> dict:
-    """Save long-term memory atomically (step 7); report this turn's LLM usage; clear the turn's inputs."""
+    """Save long-term memory atomically (step 7); clear the turn's inputs. `llm_usage` already
+    holds what this turn spent on the LLM (every attempt, failed ones included)."""
     services.store.open(user_of(state)).save()
-    if services.llm is None:
-        return {"llm_usage": {}, **TURN_INPUTS}
-    start = state.get("llm_usage") or {}
-    now = services.llm.usage.as_dict()
-    return {"llm_usage": {k: v - start.get(k, 0) for k, v in now.items()}, **TURN_INPUTS}
+    return dict(TURN_INPUTS)
 
 
 def flush_working_memory(state: PCMState, thread_id: str | None, ctx: PCMContext, services: Services) -> list[dict]:
-    """Consolidate every turn still in working memory (end of an ingestion); returns the changes."""
+    """Consolidate every turn still in working memory (end of an ingestion) and extract the
+    facts of every turn still waiting for it; returns the changes."""
     turns = [*(state.get("pending_consolidation") or []), *(state.get("working_memory") or [])]
-    if not turns:
+    queue = list(state.get("pending_extraction") or [])
+    if not turns and not queue:
         return []
     graph = services.store.open(user_of(state))
-    changes = consolidate_turns(graph, turns, thread_id, ctx, services.llm)
+    changes, consolidated = consolidate_turns(graph, turns, thread_id, ctx)
+    if services.llm is not None:
+        queue.extend(consolidated)
+        for start in range(0, len(queue), ctx.llm_fact_batch):
+            llm = services.llm.for_turn(time.time() + ctx.llm_turn_deadline)
+            changes += extract_facts(graph, queue[start:start + ctx.llm_fact_batch], thread_id, ctx, llm)
     graph.save()
     return dump(changes)

@@ -52,7 +52,9 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
 async def owner_only(ctx: Auth.types.AuthContext, value: dict) -> dict:
     """Threads, runs and crons: stamp the creator as owner, and show each user only their own."""
     if isinstance(value, dict):
-        value["metadata"] = {**(value.get("metadata") or {}), "owner": ctx.user.identity}
+        if value.get("metadata") is None:
+            value["metadata"] = {}
+        value["metadata"]["owner"] = ctx.user.identity      # in place: the server keeps this dict
     return {"owner": ctx.user.identity}
 
 

@@ -22,7 +22,7 @@ app.add_typer(memory_app, name="memory")
 graph_app = typer.Typer(help="The PCM workflow itself.", no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
 console = Console(soft_wrap=True)
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 DataDir = typer.Option(None, "--data-dir", help="where memory is stored (default: ./data or $PCM_DATA_DIR)")
 User = typer.Option("default", "--user", help="whose memory (each user's memory is separate)")
@@ -162,6 +162,10 @@ def chat(data_dir: Optional[Path] = DataDir, user: str = User,
             line = input("you> " if interactive else "")
         except EOFError:
             break
+        except UnicodeDecodeError as error:
+            errors.print(f"[bold red]error:[/] that line is not valid UTF-8 (byte {error.start}); skipped",
+                         highlight=False)
+            continue
         if not line.strip():
             if interactive:
                 break

@@ -83,10 +83,8 @@ def validate_turn(state: Mapping, ctx: PCMContext) -> str:
     """Check every field of one turn's input before anything changes; ValueError naming the
     field. Returns the text. (`target_ids` are checked against memory by `check_targets`.)"""
     text = validate_input(input_text(state), ctx)
-    user_id = state.get("user_id")
-    if user_id is not None:
-        validate_user_id(user_id)
-        check_unicode(user_id, "user_id")
+    if state.get("user_id") is not None:
+        validate_user_id(state["user_id"])
     _optional_text(state.get("speaker"), "speaker", MAX_SPEAKER_CHARS)
     timestamp = state.get("timestamp")
     if timestamp is not None:

@@ -20,15 +20,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
-from tqdm import tqdm
 
+from evals.locomo import ingest, user_of
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.datasets.locomo import Conversation, load_locomo
 from pcm.services import Services
-
-THREAD = "conversation"
-
 
 def _percentiles(seconds: list[float]) -> dict[str, float]:
     values = np.asarray(seconds or [0.0])
@@ -36,19 +33,13 @@ def _percentiles(seconds: list[float]) -> dict[str, float]:
             "p95": float(np.percentile(values, 95)), "mean": float(values.mean())}
 
 
-def _ingest(pcm: PCM, conversation: Conversation, turns, label: str, progress: bool) -> tuple[list[float], dict]:
-    user = f"locomo-{conversation.sample_id}"
-    latencies, agents, topic_turns = [], {}, 0
-    for session, turn in tqdm(turns, desc=label, disable=not progress):
-        started = time.perf_counter()
-        out = pcm.process(turn.full_text, user_id=user, thread_id=THREAD, speaker=turn.speaker,
-                          timestamp=session.timestamp.isoformat() if session.timestamp else None,
-                          dialog_ids=[turn.dia_id])
-        latencies.append(time.perf_counter() - started)
-        agents[out["agent"]] = agents.get(out["agent"], 0) + 1
-        topic_turns += bool(out["intent"]["distribution"].keys() - set(pcm.ctx.domains))
-    pcm.flush(user, THREAD)
-    return latencies, {"agents": agents, "turns_with_topics": topic_turns, "memories": len(pcm.memory(user))}
+def _ingest(pcm: PCM, conversation: Conversation, limit_turns: int | None, progress: bool) -> dict:
+    """`evals.locomo.ingest`, plus how many memories carry LLM-named topics beside the domains."""
+    figures = ingest(pcm, conversation, progress, limit_turns)
+    domains = set(pcm.ctx.domains)
+    figures["memories_with_topics"] = sum(1 for n in pcm.memory(user_of(conversation)).nodes()
+                                          if set(n.domain_distribution or {}) - domains)
+    return figures
 
 
 def run_llm_bench(data: str, ctx: PCMContext, conversation: str | None = None, limit_turns: int | None = None,
@@ -60,7 +51,7 @@ def run_llm_bench(data: str, ctx: PCMContext, conversation: str | None = None, l
     chosen = next((c for c in conversations if c.sample_id == conversation), None) if conversation else conversations[0]
     if chosen is None:
         raise ValueError(f"no conversation {conversation!r} in {data}")
-    turns = [(s, t) for s in chosen.sessions for t in s.turns][:limit_turns]
+    turns = chosen.turns[:limit_turns]
     started_all = time.perf_counter()
     with ExitStack() as stack:
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="pcm-llm-bench-"))
@@ -74,11 +65,9 @@ def run_llm_bench(data: str, ctx: PCMContext, conversation: str | None = None, l
         offline_ctx = ctx.replace(data_dir=f"{folder}/offline", llm_model="", llm_base_url="")
         services = Services(llm_ctx)
         services.warm_up()
-        offline_latencies, offline = _ingest(PCM(offline_ctx, services.with_context(offline_ctx),
-                                                 checkpointer=InMemorySaver()),
-                                             chosen, turns, "offline", progress)
-        llm_latencies, llm = _ingest(PCM(llm_ctx, services, checkpointer=InMemorySaver()), chosen, turns,
-                                     "LLM mode", progress)
+        offline = _ingest(PCM(offline_ctx, services.with_context(offline_ctx), checkpointer=InMemorySaver()),
+                          chosen, limit_turns, progress)
+        llm = _ingest(PCM(llm_ctx, services, checkpointer=InMemorySaver()), chosen, limit_turns, progress)
     usage = services.llm.usage
     replies = usage.calls - (usage.failures - usage.invalid)
     return {
@@ -97,8 +86,8 @@ def run_llm_bench(data: str, ctx: PCMContext, conversation: str | None = None, l
             "validation_failure_share": usage.invalid / max(1, replies),
             "failed_calls": usage.failures - usage.invalid, "skipped_requests": usage.skipped,
         },
-        "latency_llm_mode": _percentiles(llm_latencies),
-        "latency_offline": _percentiles(offline_latencies),
+        "latency_llm_mode": _percentiles(llm.pop("latencies")),
+        "latency_offline": _percentiles(offline.pop("latencies")),
         "llm_mode": llm, "offline": offline,
         "wall_seconds": round(time.perf_counter() - started_all, 1),
     }
@@ -123,7 +112,8 @@ def bench_report(results: dict) -> str:
         f"| per-turn latency, offline (same turns): p50 / p90 / p95 / mean | {off['p50']:.3f} / {off['p90']:.3f} / "
         f"{off['p95']:.3f} / {off['mean']:.3f} s |",
         f"| branches (LLM mode) | {results['llm_mode']['agents']} |",
-        f"| turns whose intent has LLM-named topics | {results['llm_mode']['turns_with_topics']} |",
+        f"| memories whose domain distribution has LLM-named topics | {results['llm_mode']['memories_with_topics']} "
+        f"of {results['llm_mode']['memories']} |",
         "",
         f"Settings: {results['settings']}",
     ]) + "\n"

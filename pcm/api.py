@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +98,7 @@ class PCM:
         graph = self.memory(user_id)
         intent = None
         if use_intent:
-            llm = self.services.llm.for_turn(time.time() + self.ctx.llm_turn_deadline) if self.services.llm else None
+            llm = self.services.llm.for_turn(self.ctx.llm_turn_deadline) if self.services.llm else None
             intent = classify_intent(query, [], self.services.intent_router, self.ctx, llm).distribution
         return retrieve(graph, query, self.services.embedder.encode_one(query), self.ctx, intent=intent,
                         top_k=top_k, use_weights=use_weights, expand=expand)

@@ -7,8 +7,10 @@ JSON object (bare, fenced, or between prose); a reply that fails validation is n
 used: the caller gets None and the offline path takes over.
 
 Failing fast:
-- every call of a turn shares the turn's deadline (`llm_turn_deadline`): each call's
-  timeout is what is left of it, and once it has passed the turn's calls are skipped;
+- every turn has an LLM time budget, its deadline (`llm_turn_deadline`): each call's
+  timeout is what is left of it, and once it is spent the turn's remaining requests are
+  skipped. It bounds the time spent on the LLM (calls, waits, backoff), not the offline
+  work around it (loading a model on first use must not starve the LLM of its turn);
 - a circuit breaker stops calling an endpoint after `llm_breaker_failures` failures in a
   row (or as long as a 429's Retry-After asks), for `llm_cooldown` seconds, then lets one
   trial call through;
@@ -162,7 +164,8 @@ class ExtractedFacts(BaseModel):
 class LLMUsage:
     """LLM cost and health: `calls` counts every attempt sent (failed ones too); `failures`
     every failed attempt, of which `invalid` are replies that failed validation; `skipped`
-    the requests not sent because the turn's deadline had passed or the circuit was open."""
+    the requests not sent because the turn's deadline had passed or the circuit was open;
+    `seconds` the time spent on the LLM: calls, and waits for the circuit or a retry."""
 
     calls: int = 0
     input_tokens: int = 0
@@ -170,20 +173,24 @@ class LLMUsage:
     failures: int = 0
     invalid: int = 0
     skipped: int = 0
+    seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
+    def as_dict(self) -> dict[str, int | float]:
+        counts = dataclasses.asdict(self)
+        counts["seconds"] = round(self.seconds, 3)
+        return counts
 
     def add(self, **counts: int) -> None:
         for name, count in counts.items():
             setattr(self, name, getattr(self, name) + count)
 
 
-def add_usage(total: dict | None, usage: LLMUsage | dict | None) -> dict[str, int]:
+def add_usage(total: dict | None, usage: LLMUsage | dict | None) -> dict[str, int | float]:
     """The per-turn usage in graph state plus one step's usage."""
     extra = usage.as_dict() if isinstance(usage, LLMUsage) else (usage or {})
-    keys = LLMUsage().as_dict()
-    return {k: int((total or {}).get(k, 0)) + int(extra.get(k, 0)) for k in keys}
+    summed = {k: (total or {}).get(k, 0) + extra.get(k, 0) for k in LLMUsage().as_dict()}
+    summed["seconds"] = round(summed["seconds"], 3)
+    return summed
 
 
 class CircuitBreaker:
@@ -310,8 +317,9 @@ def is_transient(error: Exception) -> bool:
 class LLMClient:
     """A chat model plus deadline, circuit breaker, retries, validation and usage counting.
 
-    `for_turn(deadline)` gives a view for one turn: same model, breaker and totals, its own
-    deadline and its own `usage` (what the turn spent); `totals` counts the whole process.
+    `for_turn(budget)` gives a view for (a step of) one turn: same model, breaker and totals,
+    its own `usage` (what it spent), and `budget` seconds of LLM time; `totals` counts the
+    whole process.
     """
 
     chat_model: object
@@ -321,7 +329,7 @@ class LLMClient:
     breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
     usage: LLMUsage = field(default_factory=LLMUsage)
     totals: LLMUsage | None = None
-    deadline: float | None = None
+    budget: float | None = None
     history: _ValidationHistory = field(default_factory=_ValidationHistory)
 
     @classmethod
@@ -330,8 +338,8 @@ class LLMClient:
                    max_tokens=ctx.llm_max_tokens,
                    breaker=CircuitBreaker(ctx.llm_breaker_failures, ctx.llm_cooldown))
 
-    def for_turn(self, deadline: float | None) -> "LLMClient":
-        return dataclasses.replace(self, usage=LLMUsage(), totals=self.totals or self.usage, deadline=deadline)
+    def for_turn(self, budget: float | None) -> "LLMClient":
+        return dataclasses.replace(self, usage=LLMUsage(), totals=self.totals or self.usage, budget=budget)
 
     def _count(self, **counts: int) -> None:
         self.usage.add(**counts)
@@ -339,7 +347,12 @@ class LLMClient:
             self.totals.add(**counts)
 
     def _remaining(self) -> float:
-        return math.inf if self.deadline is None else self.deadline - time.time()
+        """LLM time left of the budget (this view's own calls and waits count against it)."""
+        return math.inf if self.budget is None else self.budget - self.usage.seconds
+
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+        self._count(seconds=seconds)
 
     def _call_options(self, timeout: float, max_tokens: int) -> dict:
         """Per-call timeout and output cap, for chat models that take them (OpenAI-compatible)."""
@@ -350,15 +363,15 @@ class LLMClient:
         return {"timeout": timeout, "max_tokens": self.max_tokens or max_tokens}
 
     def _ready(self, kind: str) -> bool:
-        """True when a call may be sent now: the deadline has room and the breaker lets it
-        through (waiting for it when it reopens within the deadline); else counted as skipped."""
+        """True when a call may be sent now: the budget has room and the breaker lets it
+        through (waiting for it when it reopens within the budget); else counted as skipped."""
         reason = None
         if self._remaining() <= 0.05:
             reason = "turn deadline passed"
         else:
             wait = self.breaker.wait_time()
             if 0 < wait < min(self._remaining() - 1.0, MAX_BREAKER_WAIT):
-                time.sleep(wait)
+                self._sleep(wait)
                 wait = self.breaker.wait_time()
             if wait > 0:
                 reason = "circuit open"
@@ -373,14 +386,16 @@ class LLMClient:
         """One attempt: (reply text, None), or (None, error) after a failure (counted, logged in one line)."""
         timeout = min(self.timeout, max(0.05, self._remaining()))
         self._count(calls=1)
+        started = time.perf_counter()
         try:
             reply = self.chat_model.invoke(messages, **self._call_options(timeout, max_tokens))
         except Exception as error:  # noqa: BLE001 - any provider error falls back to the offline path
-            self._count(failures=1)
+            self._count(failures=1, seconds=time.perf_counter() - started)
             self.breaker.record_failure(retry_after_seconds(error))
             logger.warning("LLM %s call failed: %s: %s", kind, type(error).__name__, _first_line(error))
             logger.debug("LLM %s call failure", kind, exc_info=True)
             return None, error
+        self._count(seconds=time.perf_counter() - started)
         self.breaker.record_success()
         meta = getattr(reply, "usage_metadata", None) or {}
         self._count(input_tokens=int(meta.get("input_tokens", 0)), output_tokens=int(meta.get("output_tokens", 0)))
@@ -400,7 +415,7 @@ class LLMClient:
                 backoff = min(0.5 * 2 ** (attempts - 1), 4.0)
                 if attempts > self.max_retries or not is_transient(error) or backoff >= self._remaining() - 1.0:
                     return None
-                time.sleep(backoff)
+                self._sleep(backoff)
                 continue
             try:
                 value = parse(text)

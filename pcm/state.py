@@ -51,7 +51,6 @@ class PCMState(InputState, OutputState, total=False):
     working_memory: list[dict[str, Any]]
     pending_consolidation: list[dict[str, Any]]
     pending_extraction: list[dict[str, Any]]
-    llm_deadline: float | None
     initial_retrieval: list[dict[str, Any]]
     judgement: dict[str, Any] | None
     conflicts: list[dict[str, Any]]

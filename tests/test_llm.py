@@ -154,8 +154,16 @@ def test_an_open_circuit_and_a_passed_deadline_skip_calls_without_sending():
     llm.breaker.record_failure(retry_after=60)
     assert llm.structured(RelationJudgement, "judge", "text") is None
     assert llm.usage.calls == 0 and llm.usage.skipped == 1
-    late = fake("never sent").for_turn(time.time() - 1)
+    late = fake("never sent").for_turn(0.0)                 # the turn's LLM time is spent
     assert late.complete("system", "hello") is None and late.usage.skipped == 1 and late.usage.calls == 0
+
+
+def test_the_budget_counts_time_spent_on_the_llm_only():
+    llm = fake("first", "second").for_turn(10.0)
+    llm.complete("s", "u")
+    time.sleep(0.2)                                          # offline work does not use the budget
+    assert 0 < llm.usage.seconds < 0.2 and llm._remaining() > 9.8
+    assert llm.complete("s", "u") == "second"
 
 
 def test_turn_views_count_their_own_usage_and_the_totals():

@@ -41,24 +41,26 @@ def timed_turns(pcm, user, texts) -> tuple[list[dict], list[float]]:
     return outs, seconds
 
 
-def test_a_dead_endpoint_costs_a_turn_at_most_its_deadline_then_the_breaker_skips_it(ctx, faults, caplog):
-    """The target: a turn on a dead endpoint ends within the deadline plus 1 s. What the
-    deadline bounds is the LLM's share; the same turns run offline (same process, models
-    loaded) show the rest, which is well under 1 s on an idle machine."""
+def test_a_dead_endpoint_costs_a_turn_at_most_its_deadline_then_the_breaker_skips_it(ctx, caplog):
+    """The target: a turn on a dead endpoint ends within the deadline plus 1 s. The deadline
+    bounds the time the turn spends on the LLM (`llm_usage.seconds`), here against a server
+    that never answers within the 60-s call timeout; the rest of the turn is the offline path
+    (a few tenths of a second on an idle machine: `make bench-latency`)."""
     texts = (TEXT, "The bakery opens at six every morning.", "I bake the sourdough myself.")
     deadline = 2.0
-    offline = PCM(ctx.replace(data_dir=ctx.data_dir + "-offline"), checkpointer=InMemorySaver())
-    offline.services.warm_up()
-    _, offline_seconds = timed_turns(offline, "d", texts)
-    pcm = llm_pcm(ctx, faults, "slow", llm_turn_deadline=deadline, llm_timeout=30.0, llm_breaker_failures=2,
-                  llm_cooldown=60.0)
-    pcm.services.warm_up()
-    with caplog.at_level(logging.INFO, logger="pcm.llm"):
-        (first, second, third), seconds = timed_turns(pcm, "d", texts)
-    for elapsed, offline_elapsed in zip(seconds[:2], offline_seconds):
-        assert elapsed <= deadline + max(1.0, offline_elapsed + 0.5), (seconds, offline_seconds)
-    assert seconds[2] <= max(1.0, offline_seconds[2] + 0.5), (seconds, offline_seconds)   # circuit open
-    assert faults.count("slow") == 2                                  # nothing sent once the circuit opened
+    with FaultServer(slow_seconds=90) as faults:
+        pcm = llm_pcm(ctx, faults, "slow", llm_turn_deadline=deadline, llm_timeout=60.0, llm_breaker_failures=2,
+                      llm_cooldown=120.0)
+        pcm.services.warm_up()
+        with caplog.at_level(logging.INFO, logger="pcm.llm"):
+            (first, second, third), seconds = timed_turns(pcm, "d", texts)
+        sent = faults.count("slow")
+    for out, elapsed in zip((first, second, third), seconds):
+        assert out["llm_usage"]["seconds"] <= deadline + 0.1
+        assert elapsed < 30, seconds                                   # far below the 60-s call timeout
+    assert first["llm_usage"]["seconds"] >= deadline - 0.1            # it did wait for the dead server
+    assert third["llm_usage"]["seconds"] < 0.1                        # circuit open: nothing sent, no wait
+    assert sent == 2
     assert first["llm_usage"]["calls"] == 1 and first["llm_usage"]["failures"] == 1
     assert first["llm_usage"]["skipped"] >= 1                         # the reply, after the deadline
     assert third["llm_usage"]["calls"] == 0 and third["llm_usage"]["skipped"] >= 2
@@ -68,14 +70,14 @@ def test_a_dead_endpoint_costs_a_turn_at_most_its_deadline_then_the_breaker_skip
 
 
 def test_server_errors_are_retried_then_the_circuit_opens_and_a_trial_follows_the_cooldown(ctx, faults, caplog):
-    pcm = llm_pcm(ctx, faults, "error500", llm_max_retries=1, llm_breaker_failures=3, llm_cooldown=4.0)
+    pcm = llm_pcm(ctx, faults, "error500", llm_max_retries=1, llm_breaker_failures=3, llm_cooldown=60.0)
     with caplog.at_level(logging.WARNING, logger="pcm.llm"):
         first = pcm.process(TEXT, user_id="e")
         assert faults.count("error500") == 3          # intent: two attempts; reply: one, then the circuit opens
         assert first["llm_usage"] == {**first["llm_usage"], "calls": 3, "failures": 3, "invalid": 0}
         second = pcm.process("The bakery opens at six every morning.", user_id="e")
         assert faults.count("error500") == 3 and second["llm_usage"]["skipped"] >= 2
-        time.sleep(max(0.0, pcm.services.llm.breaker.open_until - time.time()) + 0.1)
+        pcm.services.llm.breaker.open_until = time.time()          # as if the 60-s cool-down had passed
         third = pcm.process("I bake the sourdough myself.", user_id="e")
         assert faults.count("error500") == 4          # one trial call after the cooldown, which fails again
         assert third["llm_usage"]["calls"] == 1 and third["llm_usage"]["failures"] == 1

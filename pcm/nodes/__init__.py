@@ -3,7 +3,7 @@
 `pcm.graph` binds them to a Services object and the runtime context. This module also
 holds what every node shares: reading and validating one turn's input (all of it is
 checked before anything changes), whose memory the turn is about, and the LLM client
-bound to the turn's deadline.
+bound to what is left of the turn's LLM time.
 """
 
 from __future__ import annotations
@@ -144,9 +144,12 @@ def user_of(state: PCMState) -> str:
     return validate_user_id(state.get("user_id") or DEFAULT_USER)
 
 
-def turn_llm(state: PCMState, services: "Services") -> LLMClient | None:
-    """The LLM client bound to this turn's deadline; None on the offline path."""
-    return services.llm.for_turn(state.get("llm_deadline")) if services.llm is not None else None
+def turn_llm(state: PCMState, ctx: PCMContext, services: "Services") -> LLMClient | None:
+    """The LLM client for one step of the turn, with what is left of the turn's LLM time
+    (`llm_turn_deadline` minus what its earlier steps spent); None on the offline path."""
+    if services.llm is None:
+        return None
+    return services.llm.for_turn(ctx.llm_turn_deadline - (state.get("llm_usage") or {}).get("seconds", 0.0))
 
 
 def usage_update(state: PCMState, llm: LLMClient | None) -> dict:

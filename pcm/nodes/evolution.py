@@ -40,7 +40,7 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
                                               ).model_dump(mode="json") for n in named]}
     retrieved = evolution_context(state)
     judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
-    llm = turn_llm(state, services)
+    llm = turn_llm(state, ctx, services)
     if judgement is None and llm is not None:
         judgement = services.monitor(llm).judge(state["user_input"], retrieved)
     return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement, speaker=state.get("speaker"))),
@@ -56,7 +56,7 @@ def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: 
 
 def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
-    llm = turn_llm(state, services)
+    llm = turn_llm(state, ctx, services)
     node_id, changes = apply_profiling(graph, turn_info(state, thread_of(config)), evolution_context(state),
                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, llm)
     return {"agent": "profiling", "memory_node_id": node_id, "changes": dump(changes), **usage_update(state, llm)}

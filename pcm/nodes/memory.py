@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
@@ -23,7 +21,7 @@ def consolidate(state: PCMState, config: RunnableConfig, ctx: PCMContext, servic
     window = [dict(t, node_id=node_id) if t.get("turn") == state["turn"] and t["role"] == "user" else t
               for t in state.get("working_memory") or []]
     pending = state.get("pending_consolidation") or []
-    llm = turn_llm(state, services)
+    llm = turn_llm(state, ctx, services)
     queue = list(state.get("pending_extraction") or [])
     changes = []
     if pending:
@@ -41,7 +39,7 @@ def consolidate(state: PCMState, config: RunnableConfig, ctx: PCMContext, servic
 def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     """Reply from the retrieved memories (step 6); skipped on the offline path and with
     `llm_reply` off. A reply that fails validation is neither returned nor remembered."""
-    llm = turn_llm(state, services)
+    llm = turn_llm(state, ctx, services)
     if llm is None or not ctx.llm_reply:
         return {}
     reply = llm.complete(RESPONSE_SYSTEM.format(memories=format_memories(memories(state.get("retrieved")))),
@@ -58,7 +56,7 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
 
 #: inputs that describe one turn; cleared when it ends so a checkpointed thread never reuses them
 TURN_INPUTS = {"user_input": None, "speaker": None, "timestamp": None, "dialog_ids": [], "force_level": None,
-               "target_ids": [], "note": None, "llm_deadline": None}
+               "target_ids": [], "note": None}
 
 
 def persist(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -80,7 +78,7 @@ def flush_working_memory(state: PCMState, thread_id: str | None, ctx: PCMContext
     if services.llm is not None:
         queue.extend(consolidated)
         for start in range(0, len(queue), ctx.llm_fact_batch):
-            llm = services.llm.for_turn(time.time() + ctx.llm_turn_deadline)
+            llm = services.llm.for_turn(ctx.llm_turn_deadline)
             changes += extract_facts(graph, queue[start:start + ctx.llm_fact_batch], thread_id, ctx, llm)
     graph.save()
     return dump(changes)

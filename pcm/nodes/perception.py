@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
@@ -21,17 +19,15 @@ RECENT_TURNS = 4
 
 
 def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
-    """Start the turn: settle whose memory it is, start its LLM deadline, and retrieve
-    without an intent mask (step 1). The input was validated on the graph's entry edge."""
-    deadline = time.time() + ctx.llm_turn_deadline
+    """Start the turn: settle whose memory it is, reset its LLM usage, and retrieve without an
+    intent mask (step 1). The input was validated on the graph's entry edge."""
     text = validate_turn(state, ctx)
     user = turn_user(state, config)
     graph = services.store.open(user)
     found = retrieve(graph, text, services.embedder.encode_one(text), ctx, intent=None, expand=False)
     return {"user_input": text, "user_id": user, "turn": state.get("turn", 0) + 1, "changes": None,
             "initial_retrieval": dump(found), "judgement": None, "conflicts": [], "memory_node_id": None,
-            "response": None, "llm_usage": add_usage(None, None) if services.llm is not None else {},
-            "llm_deadline": deadline}
+            "response": None, "llm_usage": add_usage(None, None) if services.llm is not None else {}}
 
 
 def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -39,7 +35,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     text = state["user_input"]
     window = list(state.get("working_memory") or [])
     recent = render_window(window, RECENT_TURNS)
-    llm = turn_llm(state, services)
+    llm = turn_llm(state, ctx, services)
     intent = classify_intent(text, [t["content"] for t in window[-RECENT_TURNS:]], services.intent_router, ctx, llm)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
     packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx)

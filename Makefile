@@ -6,8 +6,8 @@ SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
 HELDOUT ?= evals/data/scenarios_heldout.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-locomo bench-scale calibrate studio docs-images \
-	services services-stop
+.PHONY: install demo test bench-latency bench-scenarios bench-locomo bench-scale bench-llm calibrate studio llm-server \
+	docs-images services services-stop
 
 install: $(VENV)/.installed
 
@@ -46,6 +46,14 @@ services: install
 
 services-stop:
 	$(PY) -m pcm.devservers stop --dir .services
+# One LoCoMo conversation in LLM mode against the local SmolLM2 server: LLM calls and tokens per
+# ingested turn, the share of replies that failed validation, per-turn latency (offline baseline beside it).
+bench-llm: install
+	$(PY) -m evals llm --data $(LOCOMO)/conv-26.json --out results/llm
+
+# The shipped SmolLM2-135M as an OpenAI-compatible server on loopback (converted once under data/models).
+llm-server: install
+	$(VENV)/bin/pcm serve-llm
 
 calibrate: install
 	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(HELDOUT)

@@ -195,6 +195,25 @@ def scale(
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     (out / "report.md").write_text(report(results) + "\n", encoding="utf-8")
     typer.echo(report(results))
+def llm(
+    data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),
+    out: Path = typer.Option(Path("results/llm"), help="output folder"),
+    conversation: Optional[str] = typer.Option(None, help="sample id (default: the first)"),
+    limit_turns: Optional[int] = typer.Option(None, help="only the first N turns"),
+    config: Optional[Path] = typer.Option(None, help="PCM settings file"),
+) -> None:
+    """LLM calls and tokens per ingested turn, validation failures and latency, in LLM mode on one
+    conversation: against PCM_LLM_* when set, else the local SmolLM2 server (started here)."""
+    from evals.llm_bench import bench_report, run_llm_bench
+    from pcm.config import load_context
+
+    _setup_logging()
+    logging.getLogger("pcm.llm").setLevel(logging.ERROR)
+    results = run_llm_bench(str(data), load_context(config), conversation, limit_turns)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text(bench_report(results), encoding="utf-8")
+    typer.echo((out / "report.md").read_text(encoding="utf-8"))
 
 
 @app.command()

@@ -9,7 +9,7 @@ they name the same day or period in another format. Adversarial questions (categ
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel
 
@@ -26,6 +26,8 @@ JUDGE_SYSTEM = (
 
 
 class JudgeVerdict(BaseModel):
+    EXAMPLE: ClassVar[str] = '{"reasoning": "Both name the same day.", "label": "CORRECT"}'
+    MAX_TOKENS: ClassVar[int] = 96
     reasoning: str
     label: Literal["CORRECT", "WRONG"]
 

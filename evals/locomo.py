@@ -34,6 +34,7 @@ KS = (1, 5, 10, 20)
 THREAD = "conversation"
 PCM_VARIANTS = {"pcm": {}, "pcm-no-intent": {"use_intent": False}, "pcm-no-weights": {"use_weights": False},
                 "pcm-no-expansion": {"expand": False}}
+QA_MAX_TOKENS = 64
 QA_SYSTEM = ("Answer the question about the conversation from the memories below, in a few words. "
              "Dates in brackets are when a memory was said. If the memories do not contain the answer, "
              "reply exactly: not mentioned.\n\nMemories:\n{memories}")
@@ -97,7 +98,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
     """
     started_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
-        ctx = ctx.replace(data_dir=folder)
+        ctx = ctx.replace(data_dir=folder, llm_reply=False)      # ingested turns need no replies
         services = Services(ctx) if services is None else services.with_context(ctx)
         services.warm_up()
         pcm = PCM(ctx, services, checkpointer=InMemorySaver())
@@ -206,20 +207,25 @@ def _miss(pcm: PCM, conversation: Conversation, question: QAItem) -> dict:
             "evidence": evidence, "retrieved_instead": [f"{m.dialog_ids} {m.content[:160]}" for m in found]}
 
 
-def _answer(pcm: PCM, services: Services, conversation: Conversation, turn_ids: set[str], judge: bool) -> list[dict]:
-    """Answer each question from PCM's top-10 memories with the configured LLM, and score it
-    (adversarial questions on abstaining; the others also by the LLM judge when `judge`)."""
+def _answer(pcm: PCM, services: Services, conversation: Conversation, turn_ids: set[str], judge: bool,
+            limit: int | None = None) -> list[dict]:
+    """Answer each question (the first `limit`) from PCM's top-10 memories with the configured LLM,
+    and score it (adversarial questions on abstaining; the others also by the LLM judge when
+    `judge`). An answer that fails validation counts as no answer."""
     rows = []
     for question in conversation.qa:
         if question.evidence and not set(question.evidence) <= turn_ids:
             continue
+        if limit is not None and len(rows) >= limit:
+            break
         memories = pcm.search(question.question, user_id=user_of(conversation), top_k=10)
         graph = pcm.memory(user_of(conversation))
         lines = []
         for m in memories:
             when = graph.node(m.id).source.session_time
             lines.append(f"[{when:%d %B %Y}] {m.content}" if when else m.content)
-        reply = services.llm.complete(QA_SYSTEM.format(memories="\n".join(lines)), question.question) or ""
+        reply = services.llm.complete(QA_SYSTEM.format(memories="\n".join(lines)), question.question,
+                                      max_tokens=QA_MAX_TOKENS) or ""
         row = {"category": question.category, **answer_scores(reply, question.answer, question.category)}
         if judge and question.category != ADVERSARIAL_CATEGORY:
             row["llm_judge"] = judge_answer(services.llm, question.question, question.answer, reply)

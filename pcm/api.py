@@ -13,11 +13,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pcm.config import PCMContext, load_context
+from pcm.config import PCMContext, resolve_context
 from pcm.graph import build_graph
 from pcm.models import MemoryChange, RetrievedMemory
-from pcm.nodes import validate_input
+from pcm.nodes import check_targets, validate_input, validate_turn
 from pcm.nodes.memory import flush_working_memory
+from pcm.perception.intent import classify_intent
 from pcm.services import Services
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
 from pcm.world.retrieval import retrieve
@@ -62,7 +63,7 @@ class PCM:
     """
 
     def __init__(self, ctx: PCMContext | None = None, services: Services | None = None, checkpointer: Any = "config"):
-        self.ctx = ctx or load_context()
+        self.ctx = resolve_context(ctx)
         self.services = services or Services(self.ctx)
         if isinstance(checkpointer, str):
             checkpointer = make_checkpointer(self.ctx, None if checkpointer == "config" else checkpointer)
@@ -89,11 +90,12 @@ class PCM:
         `message_id` is stored with the turn; a message whose id is already stored is not
         processed again and `{"already_stored": True, "message_id": ...}` is returned.
         """
-        validate_input(text, self.ctx)
         config = self.config(user_id, thread_id)
         payload = {"user_input": text, "user_id": user_id, "speaker": speaker, "timestamp": timestamp,
-                   "dialog_ids": dialog_ids or [], "force_level": force_level, "target_ids": target_ids or [],
-                   "note": note, "message_id": message_id}
+                   "dialog_ids": [] if dialog_ids is None else dialog_ids, "force_level": force_level,
+                   "target_ids": [] if target_ids is None else target_ids, "note": note, "message_id": message_id}
+        validate_turn(payload, self.ctx)
+        check_targets(payload["target_ids"], user_id, self.services)
         with self.services.store.exclusive(user_id) as owner:
             if message_id and self.services.store.open(user_id).has_message(message_id):
                 return {"already_stored": True, "message_id": message_id}
@@ -119,12 +121,14 @@ class PCM:
             state = self.state(user_id, thread_id)
             marker = f"flush:{thread}:{state.get('committed_turn', state.get('turn', 0))}"
             changes = []
-            waiting = state.get("working_memory") or state.get("pending_consolidation")
+            waiting = (state.get("working_memory") or state.get("pending_consolidation")
+                       or state.get("pending_extraction"))
             if waiting and not store.open(user_id).has_message(marker):
                 changes = flush_working_memory(state, thread, self.ctx, self.services)
                 store.commit_turn(user_id, owner, [marker])
             if state:
-                self.graph.update_state(config, {"working_memory": [], "pending_consolidation": []},
+                self.graph.update_state(config, {"working_memory": [], "pending_consolidation": [],
+                                                 "pending_extraction": []},
                                         as_node="persist")
         return changes
 
@@ -136,11 +140,17 @@ class PCM:
                use_weights: bool = True, expand: bool = True, as_of: datetime | str | None = None
                ) -> list[RetrievedMemory]:
         """Intent-masked retrieval for `query` without changing memory; unknown users have none.
-        With `as_of`, the weights and links as they stood at that time (from the audit log)."""
+        With `as_of`, the weights and links as they stood at that time (from the audit log).
+        `top_k` (default: the `top_k` setting) must be at least 1."""
         validate_input(query, self.ctx)
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"top_k must be a whole number of at least 1, got {top_k!r}")
         if not self.services.store.exists(user_id):
             return []
-        intent = self.services.intent_router.classify(query).distribution if use_intent else None
+        intent = None
+        if use_intent:
+            llm = self.services.llm.for_turn(self.ctx.llm_turn_deadline) if self.services.llm else None
+            intent = classify_intent(query, [], self.services.intent_router, self.ctx, llm).distribution
         vector = self.services.embedder.encode_one(query)
         with self.services.store.reading(user_id) as graph:
             return retrieve(graph.as_of(as_of) if as_of is not None else graph, query, vector, self.ctx,

@@ -22,13 +22,13 @@ app.add_typer(memory_app, name="memory")
 graph_app = typer.Typer(help="The PCM workflow itself.", no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
 console = Console(soft_wrap=True)
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 DataDir = typer.Option(None, "--data-dir", help="where memory is stored (default: ./data or $PCM_DATA_DIR)")
 User = typer.Option("default", "--user", help="whose memory (each user's memory is separate)")
 ConfigFile = typer.Option(None, "--config", help="YAML settings file")
 
-USER_ERRORS = (ValueError, LookupError, FileNotFoundError, json.JSONDecodeError)
+USER_ERRORS = (ValueError, LookupError, OSError, json.JSONDecodeError)
 
 
 def user_errors(command):
@@ -162,6 +162,10 @@ def chat(data_dir: Optional[Path] = DataDir, user: str = User,
             line = input("you> " if interactive else "")
         except EOFError:
             break
+        except UnicodeDecodeError as error:
+            errors.print(f"[bold red]error:[/] that line is not valid UTF-8 (byte {error.start}); skipped",
+                         highlight=False)
+            continue
         if not line.strip():
             if interactive:
                 break
@@ -174,20 +178,21 @@ def chat(data_dir: Optional[Path] = DataDir, user: str = User,
 
 @app.command()
 @user_errors
-def ingest(file: Path = typer.Argument(..., help="JSON list of {role, content} messages, or a LoCoMo conversation"),
+def ingest(file: Path = typer.Argument(..., help="JSON list of {role, content} messages, or a LoCoMo conversation "
+                                             "(at most 20 MB)"),
            data_dir: Optional[Path] = DataDir, user: str = User,
            thread: str = typer.Option("main", "--thread"),
            conversation: Optional[str] = typer.Option(None, help="sample id, for a file with several conversations"),
            consolidate: bool = typer.Option(True, help="consolidate working memory at the end"),
            config: Optional[Path] = ConfigFile) -> None:
-    """Replay a conversation into memory, turn by turn."""
+    """Replay a conversation into memory, turn by turn (with an LLM: no replies are generated)."""
     from rich.progress import Progress
 
     from pcm.ingest import ingest_turns, read_conversation
 
-    ctx = _context(config, data_dir)
+    ctx = _context(config, data_dir, llm_reply=False)
     turns = read_conversation(file, ctx, conversation)
-    pcm = _pcm(config, data_dir)
+    pcm = _pcm(config, data_dir, llm_reply=False)
     with Progress(console=errors) as progress:
         task = progress.add_task(f"ingesting {len(turns)} turns", total=len(turns))
         result = ingest_turns(pcm, turns, user, thread, consolidate, on_turn=lambda *_: progress.advance(task))
@@ -274,6 +279,35 @@ def memory_timeline(data_dir: Optional[Path] = DataDir, user: str = User, config
 
     _, graph = _open_memory(config, data_dir, user)
     console.print(f"wrote {weight_timeline(graph, out, ids or None)}")
+
+
+@app.command("serve-llm")
+@user_errors
+def serve_llm(data_dir: Optional[Path] = DataDir,
+              port: int = typer.Option(0, help="loopback port (default: a free one)"),
+              config: Optional[Path] = ConfigFile) -> None:
+    """Serve the shipped SmolLM2-135M on loopback as an OpenAI-compatible LLM (Ctrl-C stops it).
+
+    The first run converts the model into a Hugging Face folder under <data dir>/models.
+    """
+    from pcm.llm_server import LocalLLMServer, model_cache, prepare_model
+
+    _quiet_logs()
+    ctx = _context(config, data_dir)
+    errors.print(f"preparing the model under {model_cache(ctx.data_dir)} (converted once) ...")
+    folder = prepare_model(model_cache(ctx.data_dir))
+    server = LocalLLMServer(folder, port=port, log_path=model_cache(ctx.data_dir) / "serve.log")
+    errors.print(f"starting transformers serve on 127.0.0.1:{server.port} (log: {server.log_path}) ...")
+    with server:
+        typer.echo(f"export PCM_LLM_BASE_URL={server.base_url}")
+        typer.echo(f"export PCM_LLM_MODEL={server.model}")
+        errors.print("serving; Ctrl-C stops the server")
+        try:
+            server.process.wait()
+        except KeyboardInterrupt:
+            pass
+    if server.process.returncode not in (0, -15, None):
+        raise ValueError(f"transformers serve exited with code {server.process.returncode}; see {server.log_path}")
 
 
 @graph_app.command("draw")

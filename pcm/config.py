@@ -4,6 +4,11 @@ Precedence, lowest first: the dataclass defaults (the spec's values), a YAML fil
 (`--config FILE`, `$PCM_CONFIG`, or `./pcm.yaml`), environment variables
 `PCM_<FIELD>` (upper case), then explicit keyword overrides. API keys are never
 read from here: only from the environment or `.env` (see `pcm.llm`).
+
+Inside a graph run, `resolve_context` applies the same precedence to the runtime
+context: a context from `load_context` is complete and used as it is; one the LangGraph
+server builds from a request (Studio sends every field, most at their defaults) only
+overrides the settings of the environment in the fields whose values it changes.
 """
 
 from __future__ import annotations
@@ -85,7 +90,15 @@ class PCMContext:
     llm_model: str = ""
     llm_base_url: str = ""
     llm_timeout: float = 30.0
-    llm_max_retries: int = 2
+    llm_max_retries: int = 1
+    llm_turn_deadline: float = 20.0
+    llm_breaker_failures: int = 3
+    llm_cooldown: float = 30.0
+    llm_max_tokens: int = 0
+    llm_intent_confidence: float = 0.5
+    llm_topics: int = 2
+    llm_fact_batch: int = 8
+    llm_reply: bool = True
     # Storage
     graph_store: str = "sqlite"
     vector_store: str = "chroma"
@@ -119,8 +132,14 @@ class PCMContext:
             raise ValueError("beta and gamma must not be negative")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
+        if self.llm_timeout <= 0 or self.llm_turn_deadline <= 0 or self.llm_cooldown < 0:
+            raise ValueError("llm_timeout and llm_turn_deadline must be positive, llm_cooldown not negative")
+        if min(self.llm_max_retries, self.llm_max_tokens, self.llm_topics) < 0 or self.llm_breaker_failures < 1 \
+                or self.llm_fact_batch < 1:
+            raise ValueError("llm_max_retries, llm_max_tokens and llm_topics must not be negative; "
+                             "llm_breaker_failures and llm_fact_batch must be at least 1")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
-                     "intent_smoothing"):
+                     "intent_smoothing", "llm_intent_confidence"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
 
@@ -143,7 +162,9 @@ class PCMContext:
         return float(low), float(high)
 
     def replace(self, **changes: Any) -> "PCMContext":
-        return dataclasses.replace(self, **changes)
+        replaced = dataclasses.replace(self, **changes)
+        replaced._complete = getattr(self, "_complete", False)
+        return replaced
 
 
 _CALIBRATION_CACHE: dict[tuple[str, float], dict] = {}
@@ -162,6 +183,10 @@ def load_calibration(path: Path) -> dict:
 def _coerce(value: str, annotation: Any) -> Any:
     """Turn an environment string into the field's type."""
     text = str(annotation)
+    if annotation is bool:
+        if value.strip().lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value.strip().lower() in ("1", "true", "yes", "on")
     if "list" in text:
         parts = [part.strip() for part in value.split(",") if part.strip()]
         return [float(part) for part in parts] if "float" in text else parts
@@ -194,4 +219,32 @@ def load_context(config_file: str | os.PathLike | None = None, **overrides: Any)
         if env is not None:
             values[name] = _coerce(env, hints[name])
     values.update({k: v for k, v in overrides.items() if v is not None})
-    return PCMContext(**values)
+    ctx = PCMContext(**values)
+    ctx._complete = True
+    return ctx
+
+
+_DEFAULTS: PCMContext | None = None
+
+
+def resolve_context(given: PCMContext | dict | None) -> PCMContext:
+    """The settings a graph run uses: `load_context()` (environment, `langgraph.json`'s `env`,
+    YAML), with the fields that `given` (the runtime context) sets to a non-default value.
+
+    A context made by `load_context` (the API, the CLI) is complete and used as given. The
+    LangGraph server builds the context from the request (`PCMContext(**context)`, all
+    defaults when the client sends none), so only the fields it changes can override the
+    deployment's settings; a field set explicitly to its default value does not.
+    """
+    global _DEFAULTS
+    if isinstance(given, dict):
+        given = PCMContext(**given)
+    if given is not None and getattr(given, "_complete", False):
+        return given
+    base = load_context()
+    if given is None:
+        return base
+    _DEFAULTS = _DEFAULTS or PCMContext()
+    changed = {f.name: getattr(given, f.name) for f in dataclasses.fields(PCMContext)
+               if getattr(given, f.name) != getattr(_DEFAULTS, f.name)}
+    return base.replace(**changed) if changed else base

@@ -1,8 +1,13 @@
 """The PCM workflow as a LangGraph StateGraph.
 
-initial retrieval → perceive (working memory, intent, surprise) → intent-masked retrieval
-→ [S_eff level] correction | profiling | maintenance (each a compiled subgraph)
-→ consolidate evicted turns → respond (LLM only) → persist.
+[input validated on the entry edge] → initial retrieval → perceive (working memory,
+intent, surprise) → intent-masked retrieval → [S_eff level] correction | profiling |
+maintenance (each a compiled subgraph) → consolidate evicted turns → respond (LLM only)
+→ persist.
+
+The input is checked on the edge from START: an edge's error discards the run's input
+writes, so a rejected turn leaves nothing behind that a later turn of the thread could
+inherit (a check inside the first node would leave the bad input in the checkpoint).
 
 `graph` is what `langgraph.json` serves (the server supplies the checkpointer);
 `build_graph(...)` compiles one for applications, tests and parent agents.
@@ -18,8 +23,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from pcm.config import PCMContext, load_context
-from pcm.nodes import evolution, memory, perception, user_of
+from pcm.config import PCMContext, resolve_context
+from pcm.nodes import check_targets, evolution, memory, perception, turn_user, user_of, validate_turn
 from pcm.services import Services
 from pcm.state import InputState, OutputState, PCMState
 
@@ -34,7 +39,7 @@ def _bind(step: Callable, services: Services | None) -> Callable:
 
     @functools.wraps(step)
     def node(state: PCMState, config: RunnableConfig, runtime: Runtime[PCMContext]) -> dict:
-        ctx = runtime.context if isinstance(runtime.context, PCMContext) else load_context()
+        ctx = resolve_context(runtime.context)
         bound = services or Services.for_context(ctx)
         try:
             return step(state, config, ctx, bound) if wants_config else step(state, ctx, bound)
@@ -45,6 +50,17 @@ def _bind(step: Callable, services: Services | None) -> Callable:
             raise
     del node.__wrapped__
     return node
+
+
+def _admission(services: Services | None) -> Callable:
+    """The entry edge: every input field is checked (and named target memories looked up)
+    before the turn can change anything; then the turn starts at `retrieve_initial`."""
+    def admit(state: PCMState, config, runtime: Runtime[PCMContext]) -> str:
+        ctx = resolve_context(runtime.context)
+        validate_turn(state, ctx)
+        check_targets(state.get("target_ids"), turn_user(state, config), services or Services.for_context(ctx))
+        return "retrieve_initial"
+    return admit
 
 
 def _branch(name: str, steps: list[Callable], services: Services | None):
@@ -70,7 +86,7 @@ def build_graph(services: Services | None = None, checkpointer=None, name: str =
     builder.add_node("consolidate", _bind(memory.consolidate, services))
     builder.add_node("respond", _bind(memory.respond, services))
     builder.add_node("persist", _bind(memory.persist, services))
-    builder.add_edge(START, "retrieve_initial")
+    builder.add_conditional_edges(START, _admission(services), ["retrieve_initial"])
     builder.add_edge("retrieve_initial", "perceive")
     builder.add_edge("perceive", "retrieve_masked")
     builder.add_conditional_edges("retrieve_masked", evolution.route_by_surprise,

@@ -5,6 +5,8 @@ Everything is validated before anything is written, so a bad file changes nothin
 message has an id (its LoCoMo dialog id, its own "id" field, or a hash of its position and
 contents) that is committed with the turn that stored it: re-running an ingestion, after a
 kill or on purpose, skips what is stored and stores the rest, so nothing is duplicated.
+Every problem is a one-line ValueError. Files over MAX_FILE_BYTES are refused (split them): a
+conversation is read whole into memory.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcm.config import PCMContext
-from pcm.nodes import validate_input
+from pcm.nodes import validate_turn
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
 @dataclass
@@ -57,16 +61,27 @@ def ingest_turns(pcm, turns: list[IngestTurn], user_id: str, thread_id: str = "m
 
 def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = None) -> list[IngestTurn]:
     """The turns of `path`, in order; ValueError with a one-line reason for any bad input."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; give one JSON file (a message list or a LoCoMo conversation)")
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ValueError(f"{path} has {size:,} bytes; pcm ingest reads files of at most {MAX_FILE_BYTES:,} "
+                             "bytes (split the conversation)")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {path}") from None
     except UnicodeDecodeError as error:
         raise ValueError(f"{path} is not valid UTF-8 (byte {error.start})") from None
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read: {error.strerror or error}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not valid JSON: {error.msg} at line {error.lineno}") from None
+    except RecursionError:
+        raise ValueError(f"{path} is nested too deeply to be a conversation") from None
     if _is_locomo(data):
         turns = _locomo_turns(path, conversation)
     elif isinstance(data, list) and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in data):
@@ -79,9 +94,11 @@ def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = No
         raise ValueError(f"{path} holds no messages")
     for number, turn in enumerate(turns, 1):
         try:
-            validate_input(turn.content, ctx)
+            validate_turn({"user_input": turn.content, "speaker": turn.speaker, "timestamp": turn.timestamp,
+                           "dialog_ids": turn.dialog_ids}, ctx)
         except ValueError as error:
-            raise ValueError(f"{path}: message {number}: {error}") from None
+            where = f"turn {turn.dialog_ids[0]}" if turn.dialog_ids else f"message {number}"
+            raise ValueError(f"{path}: {where}: {error}") from None
     return turns
 
 
@@ -94,7 +111,10 @@ def _is_locomo(data: object) -> bool:
 def _locomo_turns(path: Path, conversation: str | None) -> list[IngestTurn]:
     from pcm.datasets.locomo import load_locomo
 
-    conversations = load_locomo(path)
+    try:
+        conversations = load_locomo(path)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
     if conversation:
         conversations = [c for c in conversations if c.sample_id == conversation]
         if not conversations:

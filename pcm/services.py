@@ -46,7 +46,8 @@ class Services:
         key = (ctx.data_dir, ctx.embedding_model, ctx.surprise_model, ctx.surprise_model_file,
                ctx.surprise_context_tokens, ctx.llm_model, ctx.llm_base_url, tuple(ctx.domains),
                ctx.intent_temperature, ctx.dormant_floor, ctx.graph_store, ctx.vector_store, ctx.postgres_url,
-               ctx.chroma_url, ctx.open_users, ctx.lock_timeout, ctx.turn_timeout)
+               ctx.chroma_url, ctx.open_users, ctx.lock_timeout, ctx.turn_timeout, ctx.llm_timeout,
+               ctx.llm_max_retries, ctx.llm_breaker_failures, ctx.llm_cooldown, ctx.llm_max_tokens)
         with _LOCK:
             if key not in _SERVICES_CACHE:
                 _SERVICES_CACHE[key] = cls(ctx)
@@ -71,11 +72,11 @@ class Services:
 
     @cached_property
     def llm(self) -> LLMClient | None:
-        """The LLM client, or None on the offline path."""
+        """The LLM client (its `usage` totals every turn's), or None on the offline path."""
         if self._chat_model is not None:
-            return LLMClient(self._chat_model)
+            return LLMClient.for_context(self._chat_model, self.ctx)
         if self.ctx.llm_enabled:
-            return LLMClient(build_chat_model(self.ctx))
+            return LLMClient.for_context(build_chat_model(self.ctx), self.ctx)
         return None
 
     @cached_property
@@ -83,9 +84,9 @@ class Services:
         with self._init_lock:
             return IntentRouter(self.embedder, self.ctx.domains, self.ctx.intent_temperature)
 
-    @cached_property
-    def surprise_monitor(self) -> SurpriseMonitor:
-        return SurpriseMonitor(self.language_model, self.llm)
+    def monitor(self, llm: LLMClient | None) -> SurpriseMonitor:
+        """The surprise monitor asking `llm` (a turn's client, with its deadline) when it needs the LLM."""
+        return SurpriseMonitor(self.language_model, llm)
 
     @cached_property
     def store(self) -> MemoryStore:
@@ -98,4 +99,4 @@ class Services:
 
     def warm_up(self) -> None:
         """Load every model now (for benchmarks and servers), not on the first turn."""
-        _ = self.intent_router, self.surprise_monitor, self.store
+        _ = self.intent_router, self.language_model, self.store

@@ -58,6 +58,8 @@ class PCMState(InputState, OutputState, total=False):
     turn_window: list[dict[str, Any]] | None
     turn_pending: list[dict[str, Any]] | None
     turn_owner: str | None
+    pending_extraction: list[dict[str, Any]]
+    turn_extraction: list[dict[str, Any]] | None
     initial_retrieval: list[dict[str, Any]]
     judgement: dict[str, Any] | None
     conflicts: list[dict[str, Any]]

@@ -66,7 +66,7 @@ def draw_workflow(compiled, path: Path) -> Path:
                   bbox={"boxstyle": "round,pad=0.4", "facecolor": colour, "edgecolor": "#333"})
     for branch, colour in BRANCH_COLOURS.items():
         axis.plot([], [], "s", color=colour, markersize=12, label=f"{branch} subgraph")
-    axis.plot([], [], "--", color="#555", label="conditional edge on S_eff level")
+    axis.plot([], [], "--", color="#555", label="conditional edge (input check; S_eff level)")
     xs = [x for x, _ in positions.values()]
     ys = [y for _, y in positions.values()]
     axis.set_xlim(min(xs) - 0.25, max(xs) + 0.25)

@@ -47,6 +47,7 @@ class ScriptedChatModel(BaseChatModel):
 
     broken: tuple[str, ...] = ()
     calls: list[str] = []
+    intent: dict[str, float] = {"Coding": 0.1, "Academic": 0.1, "Personal": 0.1, "Casual": 0.1, "Professional": 0.6}
 
     @property
     def _llm_type(self) -> str:
@@ -67,8 +68,7 @@ class ScriptedChatModel(BaseChatModel):
         if kind in self.broken:
             text = "I am not JSON at all"
         elif kind == "intent":
-            text = json.dumps({"distribution": {"Coding": 0.1, "Academic": 0.1, "Personal": 0.1, "Casual": 0.1,
-                                                "Professional": 0.6}})
+            text = json.dumps({"distribution": self.intent})
         elif kind == "relation":
             ids = re.findall(r"\[(m-[0-9a-f]+)\]", messages[-1].content)
             text = json.dumps({"relation": "contradiction", "conflict_score": 0.9, "conflicting_ids": ids[:1],
@@ -77,7 +77,7 @@ class ScriptedChatModel(BaseChatModel):
             text = json.dumps({"monologue": "they mention a new employer", "hypothesis": "The user changed jobs",
                                "evidence_keywords": ["microsoft"]})
         elif kind == "facts":
-            text = json.dumps({"facts": ["The user works at Microsoft."]})
+            text = json.dumps({"facts": [{"turn": 1, "fact": "The user works at Microsoft."}]})
         elif kind == "judge":
             text = json.dumps({"reasoning": "names the same thing", "label": "CORRECT"})
         elif kind == "qa":

@@ -159,14 +159,23 @@ def test_threads_of_different_users_never_share_working_memory(pcm):
     assert all("4711" not in m.content for m in pcm.search("What is the locker code?", user_id="bob"))
 
 
-def test_llm_path_uses_structured_output_and_counts_usage(llm_pcm, scripted_model):
+def test_llm_path_uses_structured_output_and_counts_usage(ctx, scripted_model):
+    ctx = ctx.replace(llm_intent_confidence=1.0)      # ask the LLM about every turn's intent
+    llm_pcm = PCM(ctx, Services(ctx, chat_model=scripted_model), checkpointer=InMemorySaver())
     llm_pcm.process(HISTORY, user_id="l")
     out = llm_pcm.process(PROBE, user_id="l")
     assert out["intent"]["label"] == "Professional"
     assert out["response"] == "Noted: you work at Microsoft now."
     assert out["messages"][-1].content == out["response"]
     assert out["llm_usage"]["calls"] >= 2 and out["llm_usage"]["input_tokens"] >= 20
+    assert out["llm_usage"]["calls"] == len(scripted_model.calls) - 2   # the first turn made an intent and a reply call
     assert "intent" in scripted_model.calls and "reply" in scripted_model.calls
+
+
+def test_llm_is_asked_about_intent_only_when_the_offline_router_is_unsure(llm_pcm, scripted_model):
+    out = llm_pcm.process("I fixed a nasty Python bug in our Django backend today.", user_id="i")
+    assert out["intent"]["confidence"] >= llm_pcm.ctx.llm_intent_confidence
+    assert "intent" not in scripted_model.calls
 
 
 def test_llm_correction_uses_the_diagnosis(ctx, scripted_model):

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -213,34 +213,55 @@ def _conversation_from_combined_sample(sample: Any, file: Path) -> Conversation:
 
 
 def _build_conversation(sample_id: str, flat: dict[str, Any], raw_qa: list[dict[str, Any]]) -> Conversation:
+    """One conversation; ValueError naming the conversation, session and turn (or question) of a bad entry."""
     session_numbers = sorted(
         int(match.group(1))
         for key, value in flat.items()
         if (match := _SESSION_KEY.fullmatch(key)) and isinstance(value, list)
     )
-    sessions = [_build_session(number, flat) for number in session_numbers]
-    return Conversation(
-        sample_id=sample_id,
-        speaker_a=flat["speaker_a"],
-        speaker_b=flat["speaker_b"],
-        sessions=sessions,
-        qa=[_build_qa_item(item) for item in raw_qa],
-    )
+    sessions = [_build_session(sample_id, number, flat) for number in session_numbers]
+    for key in ("speaker_a", "speaker_b"):
+        if not isinstance(flat.get(key), str):
+            raise ValueError(f"conversation {sample_id}: {key!r} is missing or not a string")
+    if not isinstance(raw_qa, list):
+        raise ValueError(f"conversation {sample_id}: 'qa' must be a list")
+    qa = []
+    for number, item in enumerate(raw_qa, 1):
+        try:
+            qa.append(_build_qa_item(item))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"conversation {sample_id}: question {number}: {_problem(error)}") from None
+    return Conversation(sample_id=sample_id, speaker_a=flat["speaker_a"], speaker_b=flat["speaker_b"],
+                        sessions=sessions, qa=qa)
 
 
-def _build_session(number: int, flat: dict[str, Any]) -> Session:
+def _build_session(sample_id: str, number: int, flat: dict[str, Any]) -> Session:
     date_time = str(flat.get(f"session_{number}_date_time", ""))
-    turns = [
-        Turn(
-            dia_id=normalize_dialog_id(str(raw_turn["dia_id"])),
-            speaker=raw_turn["speaker"],
-            text=raw_turn.get("text", ""),
-            blip_caption=raw_turn.get("blip_caption") or None,
-            session_index=number,
-        )
-        for raw_turn in flat[f"session_{number}"]
-    ]
+    turns = []
+    for index, raw_turn in enumerate(flat[f"session_{number}"], 1):
+        try:
+            turns.append(Turn(
+                dia_id=normalize_dialog_id(str(raw_turn["dia_id"])),
+                speaker=raw_turn["speaker"],
+                text=raw_turn.get("text", ""),
+                blip_caption=raw_turn.get("blip_caption") or None,
+                session_index=number,
+            ))
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise ValueError(f"conversation {sample_id}: session {number}, turn {index}: {_problem(error)}") from None
     return Session(index=number, date_time=date_time, timestamp=parse_session_datetime(date_time), turns=turns)
+
+
+def _problem(error: Exception) -> str:
+    """What is wrong with one entry, in a few words."""
+    if isinstance(error, KeyError):
+        return f"missing {error.args[0]!r}"
+    if isinstance(error, ValidationError):
+        detail = error.errors()[0]
+        return f"{'.'.join(str(p) for p in detail['loc'])}: {detail['msg']}"
+    if isinstance(error, AttributeError):
+        return "not a JSON object"
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 def _build_qa_item(raw: dict[str, Any]) -> QAItem:

@@ -1,9 +1,11 @@
 """Consolidation of turns evicted from working memory into long-term memory.
 
-Offline: each evicted turn is an episodic FACT (text, speaker, time) — user turns
-already got theirs when they were processed — linked by `mentions` edges to ENTITY
-nodes for the names it contains, so retrieval can expand through shared entities.
-With an LLM: atomic facts are extracted too, each `derived_from` its episodic turn.
+Each evicted turn is an episodic FACT (text, speaker, time) — user turns already got
+theirs when they were processed — linked by `mentions` edges to ENTITY nodes for the
+names it contains, so retrieval can expand through shared entities. With an LLM, atomic
+facts are extracted too, each `derived_from` its episodic turn: in one call per batch of
+`llm_fact_batch` consolidated turns (`extract_facts`), which keeps the LLM's cost per
+ingested turn low.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pcm.evolution import TurnInfo, write_memory
 from pcm.formulas import reinforce_weight
 from pcm.llm import ExtractedFacts, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
-from pcm.prompts import FACT_SYSTEM
+from pcm.prompts import FACT_SYSTEM, turns_prompt
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.text import extract_entities
 
@@ -50,9 +52,11 @@ def link_entities(graph: WeightedKnowledgeGraph, node: MemoryNode, info: TurnInf
     return changes
 
 
-def consolidate_turns(graph: WeightedKnowledgeGraph, turns: list[dict], thread_id: str | None, ctx: PCMContext,
-                      llm: LLMClient | None) -> list[MemoryChange]:
+def consolidate_turns(graph: WeightedKnowledgeGraph, turns: list[dict], thread_id: str | None, ctx: PCMContext
+                      ) -> tuple[list[MemoryChange], list[dict]]:
+    """The changes, and the turns with the id of their episodic memory (`node_id`), for `extract_facts`."""
     changes: list[MemoryChange] = []
+    consolidated = []
     with graph.lock:
         for turn in turns:
             info = _turn_info(turn, thread_id)
@@ -64,14 +68,25 @@ def consolidate_turns(graph: WeightedKnowledgeGraph, turns: list[dict], thread_i
                                              agent=AGENT, reason=f"episodic memory of an evicted {turn['role']} turn")
                 changes.append(created)
             changes.extend(link_entities(graph, node, info, ctx))
-            if llm is not None:
-                extracted = llm.structured(ExtractedFacts, FACT_SYSTEM, info.content)
-                for fact in (extracted.facts if extracted else []):
-                    if not fact.strip():
-                        continue
-                    atom, created = write_memory(graph, info, fact.strip(), NodeType.FACT, ctx.observation_weight,
-                                                 agent=AGENT, reason="atomic fact extracted by the LLM")
-                    graph.add_edge(MemoryEdge(source=atom.id, target=node.id, relation="derived_from",
-                                              weight=ctx.observation_weight, timestamp=info.timestamp))
-                    changes.append(created)
+            consolidated.append({**turn, "node_id": node.id})
+    return changes, consolidated
+
+
+def extract_facts(graph: WeightedKnowledgeGraph, turns: list[dict], thread_id: str | None, ctx: PCMContext,
+                  llm: LLMClient) -> list[MemoryChange]:
+    """Atomic facts of consolidated `turns` in one LLM call, each `derived_from` its turn's memory.
+    A reply that fails validation adds nothing; a fact naming a turn outside the batch is skipped."""
+    extracted = llm.structured(ExtractedFacts, FACT_SYSTEM, turns_prompt(turns))
+    changes: list[MemoryChange] = []
+    with graph.lock:
+        for item in extracted.facts if extracted else []:
+            if not 1 <= item.turn <= len(turns) or turns[item.turn - 1].get("node_id") not in graph:
+                continue
+            turn = turns[item.turn - 1]
+            info = _turn_info(turn, thread_id)
+            atom, created = write_memory(graph, info, item.fact, NodeType.FACT, ctx.observation_weight,
+                                         agent=AGENT, reason="atomic fact extracted by the LLM")
+            graph.add_edge(MemoryEdge(source=atom.id, target=turn["node_id"], relation="derived_from",
+                                      weight=ctx.observation_weight, timestamp=info.timestamp))
+            changes.append(created)
     return changes

@@ -10,7 +10,7 @@ from pcm.evolution.maintenance import apply_maintenance
 from pcm.evolution.profiling import apply_profiling
 from pcm.llm import RelationJudgement
 from pcm.models import RetrievedMemory, SurprisalPacket
-from pcm.nodes import dump, memories, thread_of, turn_info, user_of
+from pcm.nodes import dump, memories, thread_of, turn_info, turn_llm, usage_update, user_of
 from pcm.services import Services
 from pcm.state import PCMState
 
@@ -40,10 +40,11 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
                                               ).model_dump(mode="json") for n in named]}
     retrieved = evolution_context(state)
     judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
-    if judgement is None and services.llm is not None:
-        judgement = services.surprise_monitor.judge(state["user_input"], retrieved)
+    llm = turn_llm(state, ctx, services)
+    if judgement is None and llm is not None:
+        judgement = services.monitor(llm).judge(state["user_input"], retrieved)
     return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement, speaker=state.get("speaker"))),
-            "judgement": judgement.model_dump(mode="json") if judgement else None}
+            "judgement": judgement.model_dump(mode="json") if judgement else None, **usage_update(state, llm)}
 
 
 def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
@@ -55,9 +56,10 @@ def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: 
 
 def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
+    llm = turn_llm(state, ctx, services)
     node_id, changes = apply_profiling(graph, turn_info(state, thread_of(config)), evolution_context(state),
-                                       SurprisalPacket.model_validate(state["surprisal"]), ctx, services.llm)
-    return {"agent": "profiling", "memory_node_id": node_id, "changes": dump(changes)}
+                                       SurprisalPacket.model_validate(state["surprisal"]), ctx, llm)
+    return {"agent": "profiling", "memory_node_id": node_id, "changes": dump(changes), **usage_update(state, llm)}
 
 
 def maintain(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
-from pcm.formulas import LEVELS
-from pcm.llm import IntentJudgement
+from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
-from pcm.nodes import domain_distribution, dump, input_text, memories, user_of, validate_input
-from pcm.perception.intent import make_intent
+from pcm.nodes import (domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of,
+                       validate_turn)
+from pcm.perception.intent import classify_intent
 from pcm.perception.working_memory import admit_turn, make_turn, render_window
-from pcm.prompts import INTENT_SYSTEM
 from pcm.services import Services
 from pcm.state import PCMState
 from pcm.world.retrieval import retrieve
@@ -20,10 +19,11 @@ RECENT_TURNS = 4
 
 
 def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
-    """Validate the input, start the turn (the user's memory is locked until `persist` commits it),
-    and retrieve without an intent mask (step 1)."""
-    text = validate_input(input_text(state), ctx)
-    user = user_of(state)
+    """Start the turn: settle whose memory it is (locked until `persist` commits it), reset its LLM
+    usage, and retrieve without an intent mask (step 1). The input was validated on the graph's
+    entry edge."""
+    text = validate_turn(state, ctx)
+    user = turn_user(state, config)
     owner = services.store.begin_turn(user, (config.get("configurable") or {}).get("pcm_turn"))
     try:
         graph = services.store.open(user)
@@ -31,13 +31,13 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
     except BaseException:
         services.store.abort_turn(user, owner)
         raise
-    usage = services.llm.usage.as_dict() if services.llm else {}
     committed = state.get("committed_turn")
-    return {"user_input": text, "turn": (state.get("turn", 0) if committed is None else committed) + 1,
+    return {"user_input": text, "user_id": user,
+            "turn": (state.get("turn", 0) if committed is None else committed) + 1,
             "turn_owner": owner, "turn_window": list(state.get("working_memory") or []),
             "turn_pending": list(state.get("pending_consolidation") or []), "changes": None,
             "initial_retrieval": dump(found), "judgement": None, "conflicts": [], "memory_node_id": None,
-            "response": None, "llm_usage": usage}
+            "response": None, "llm_usage": add_usage(None, None) if services.llm is not None else {}}
 
 
 def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -46,19 +46,12 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     text = state["user_input"]
     window = list(state.get("turn_window") or [])
     recent = render_window(window, RECENT_TURNS)
-    intent = None
-    if services.llm is not None:
-        judged = services.llm.structured(IntentJudgement, INTENT_SYSTEM.format(domains=", ".join(ctx.domains)), text)
-        if judged is not None:
-            scores = {d: judged.distribution.get(d, 0.0) for d in ctx.domains}
-            intent = make_intent(scores) if sum(scores.values()) > 0 else None
-    intent = intent or services.intent_router.classify(text, [t["content"] for t in window[-RECENT_TURNS:]])
+    llm = turn_llm(state, ctx, services)
+    intent = classify_intent(text, [t["content"] for t in window[-RECENT_TURNS:]], services.intent_router, ctx, llm)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
-    packet, judgement = services.surprise_monitor.measure(text, retrieved, recent, ctx)
+    packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx)
     forced = state.get("force_level")
     if forced:
-        if forced not in LEVELS:
-            raise ValueError(f"force_level must be one of {LEVELS}")
         packet = packet.model_copy(update={"level": forced, "level_source": "forced"})
     turn = make_turn("user", text, services.embedder.count_tokens, speaker=state.get("speaker"),
                      turn=state["turn"], timestamp=state.get("timestamp"), domain=intent.label,
@@ -71,6 +64,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         "judgement": judgement.model_dump(mode="json") if judgement else None,
         "turn_window": window,
         "turn_pending": [*(state.get("turn_pending") or []), *evicted],
+        **usage_update(state, llm),
     }
 
 

@@ -1,17 +1,27 @@
 """Intent router: P(I | u) over the configured domains.
 
 Offline: cosine similarity of the input to a description of each domain, softmax with
-a temperature. With an LLM configured, the LLM's structured judgement is used and
-this is the fallback. Custom domains without a description are described by their name.
+a temperature. With an LLM configured, the LLM is asked about the turns this router is
+unsure of (`classify_intent`), and may name topics beyond the fixed domains (the
+processing flow's dynamic topics, v1.2): they become extra keys of the distribution, and
+so of the domain distribution of the memories the turn writes. Custom domains without a
+description are described by their name.
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from pcm.config import PCMContext
 from pcm.formulas import softmax
+from pcm.llm import IntentJudgement, LLMClient
 from pcm.models import Intent
+from pcm.prompts import INTENT_MAX_TOKENS, intent_example, intent_system
 from pcm.world.embeddings import Embedder
+
+_TOPIC = re.compile(r"[^\W_][\w &/+'-]{0,31}")
 
 DOMAIN_DESCRIPTIONS: dict[str, list[str]] = {
     "Coding": [
@@ -79,3 +89,35 @@ def make_intent(distribution: dict[str, float]) -> Intent:
     normalised = {k: max(0.0, v) / total for k, v in distribution.items()}
     label = max(normalised, key=normalised.get)
     return Intent(label=label, confidence=normalised[label], distribution=normalised)
+
+
+def with_topics(distribution: dict[str, float], domains: list[str], max_topics: int) -> dict[str, float]:
+    """An LLM's distribution over the configured domains, plus at most `max_topics` topics
+    of its own naming (lower-cased, most probable first). A key that names a domain in
+    another case is that domain; every domain stays a key, topics or not."""
+    by_name = {d.lower(): d for d in domains}
+    merged = {d: 0.0 for d in domains}
+    topics: dict[str, float] = {}
+    for key, probability in distribution.items():
+        name = " ".join(key.split())
+        if name.lower() in by_name:
+            merged[by_name[name.lower()]] += probability
+        elif _TOPIC.fullmatch(name):
+            topics[name.lower()] = topics.get(name.lower(), 0.0) + probability
+    kept = sorted(topics.items(), key=lambda item: -item[1])[:max_topics]
+    return {**merged, **dict(kept)}
+
+
+def classify_intent(text: str, recent: list[str], router: IntentRouter, ctx: PCMContext,
+                    llm: LLMClient | None) -> Intent:
+    """P(I | u): the offline router, or for turns it is unsure of (top probability below
+    `llm_intent_confidence`) the LLM, which may add topics. The router is the fallback."""
+    offline = router.classify(text, recent)
+    if llm is None or offline.confidence >= ctx.llm_intent_confidence:
+        return offline
+    judged = llm.structured(IntentJudgement, intent_system(ctx.domains, ctx.llm_topics), text,
+                            example=intent_example(ctx.domains, ctx.llm_topics), max_tokens=INTENT_MAX_TOKENS)
+    if judged is None:
+        return offline
+    distribution = with_topics(judged.distribution, ctx.domains, ctx.llm_topics)
+    return make_intent(distribution) if sum(distribution.values()) > 0 else offline

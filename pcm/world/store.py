@@ -44,6 +44,8 @@ def validate_user_id(user_id: object) -> str:
         raise ValueError(f"user_id is longer than {MAX_USER_ID_CHARS} characters")
     if any(ord(c) < 32 for c in user_id):
         raise ValueError("user_id must not contain control characters")
+    if not user_id.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in user_id):
+        raise ValueError("user_id contains a lone surrogate; it is not valid Unicode text")
     return user_id
 
 

@@ -1,0 +1,157 @@
+"""Input that cannot poison state: every field of a turn, every entry point.
+
+Each bad value gets a ValueError that names the field, and nothing changes: long-term
+memory, working memory, and the next turns of the thread (the served graph checks input
+on its entry edge, so a rejected turn leaves nothing a later turn could inherit).
+"""
+
+import json
+import time
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from typer.testing import CliRunner
+
+from pcm.api import PCM
+from pcm.cli import app
+from pcm.graph import build_graph
+from pcm.services import Services
+from pcm.world.text import extract_entities
+
+GOOD = "I keep bees in my garden in Leeds."
+
+BAD_TURNS = [
+    ({"text": ""}, "user_input is empty"),
+    ({"text": "   "}, "user_input is empty"),
+    ({"text": "x" * 1_000_000}, "limit is"),
+    ({"text": "a\x00b"}, "NUL"),
+    ({"text": "broken \ud800 text"}, "user_input contains a lone surrogate"),
+    ({"text": 42}, "user_input must be a string"),
+    ({"user_id": ""}, "user_id"),
+    ({"user_id": 42}, "user_id"),
+    ({"user_id": "x" * 300}, "user_id"),
+    ({"user_id": "ab\ud800"}, "user_id contains a lone surrogate"),
+    ({"speaker": 42}, "speaker must be a string"),
+    ({"speaker": "x" * 500}, "speaker has 500 characters"),
+    ({"speaker": "Ann\ud800"}, "speaker contains a lone surrogate"),
+    ({"speaker": "A\x01nn"}, "speaker must not contain control characters"),
+    ({"timestamp": "yesterday-ish"}, "timestamp 'yesterday-ish' is not an ISO 8601 time"),
+    ({"timestamp": "2024-13-45T10:00:00"}, "not an ISO 8601 time"),
+    ({"timestamp": 1700000000}, "timestamp must be an ISO 8601 string"),
+    ({"dialog_ids": "D1:1"}, "dialog_ids must be a list"),
+    ({"dialog_ids": [1, 2]}, "dialog_ids must hold non-empty strings"),
+    ({"dialog_ids": ["D1:1"] * 101}, "dialog_ids has 101 entries"),
+    ({"force_level": "extreme"}, "force_level must be one of low, medium, high"),
+    ({"force_level": 3}, "force_level must be one of"),
+    ({"target_ids": ["m-000000000000"], "force_level": "high"}, "target_ids name no memory of this user"),
+    ({"target_ids": ["m-000000000000"]}, "target_ids name memories to correct; they need force_level 'high'"),
+    ({"target_ids": "m-000000000000", "force_level": "high"}, "target_ids must be a list"),
+    ({"note": 5}, "note must be a string"),
+]
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One PCM with one remembered turn; every bad turn is tried against it."""
+    from pcm.config import load_context
+
+    ctx = load_context(data_dir=str(tmp_path_factory.mktemp("input") / "data"))
+    pcm = PCM(ctx, checkpointer=InMemorySaver())
+    pcm.process(GOOD, user_id="u", timestamp="2024-05-08T13:56:00+00:00")
+    return pcm
+
+
+def snapshot(pcm: PCM) -> tuple:
+    return json.dumps(pcm.memory("u").export(), sort_keys=True, default=str), pcm.state("u")
+
+
+@pytest.mark.parametrize("fields,message", BAD_TURNS, ids=[m[:40] for _, m in BAD_TURNS])
+def test_every_bad_field_is_a_clear_error_and_changes_nothing(shared, fields, message):
+    before = snapshot(shared)
+    arguments = {"user_id": "u", **fields}
+    text = arguments.pop("text", "A perfectly fine sentence about my bees.")
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        shared.process(text, **arguments)
+    assert snapshot(shared) == before
+
+
+def test_a_rejected_turn_leaves_nothing_for_the_next_turns_of_a_served_thread(ctx):
+    """The served graph gets input without PCM's own checks: a bad timestamp (or speaker,
+    force level, unknown target) used to enter the thread and break every later turn."""
+    services = Services(ctx)
+    graph = build_graph(services, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "served"}}
+    graph.invoke({"user_input": GOOD, "user_id": "s"}, config, context=ctx)
+    memory_before = json.dumps(services.store.open("s").export(), sort_keys=True, default=str)
+    for bad in ({"timestamp": "not a time"}, {"speaker": 7}, {"force_level": "extreme"},
+                {"force_level": "high", "target_ids": ["m-000000000000"]}, {"user_input": "oops \udc80"}):
+        with pytest.raises(ValueError):
+            graph.invoke({"user_input": "Honey harvest is next week.", "user_id": "s", **bad}, config, context=ctx)
+    assert json.dumps(services.store.open("s").export(), sort_keys=True, default=str) == memory_before
+    out = graph.invoke({"user_input": "Honey harvest is next week.", "user_id": "s"}, config, context=ctx)
+    assert out["turn"] == 2 and out["surprisal"]["level_source"] != "forced"
+    window = graph.get_state(config).values["working_memory"]
+    assert [t["content"] for t in window] == [GOOD, "Honey harvest is next week."]
+    assert all(t.get("timestamp") is None for t in window)
+
+
+def test_search_needs_a_positive_top_k(pcm):
+    pcm.process(GOOD, user_id="k")
+    assert len(pcm.search("bees", user_id="k", top_k=1)) >= 1
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="top_k must be a whole number of at least 1"):
+            pcm.search("bees", user_id="k", top_k=bad)
+
+
+def test_entity_extraction_is_bounded_on_pathological_text():
+    rare = "".join(chr(0x4E00 + (i * 7919) % 20901) for i in range(20000))     # characters jieba mostly lacks
+    started = time.perf_counter()
+    extract_entities(rare)
+    assert time.perf_counter() - started < 2.0
+    assert extract_entities("我叫李明，住在上海，在阿里巴巴工作。I use FastAPI.")[:4] == ["李明", "上海", "阿里巴巴", "FastAPI"]
+
+
+runner = CliRunner()
+
+
+def test_ingest_errors_are_one_line(tmp_path, monkeypatch):
+    data = str(tmp_path / "data")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    locomo = tmp_path / "conv-x.json"
+    locomo.write_text(json.dumps({"speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
+                                  "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "Hi"},
+                                                {"speaker": "Bo", "text": "Hello"}], "qa": []}))
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps([{"role": "user", "content": "hello"}] * 12_000))
+    monkeypatch.setattr("pcm.ingest.MAX_FILE_BYTES", 300_000)      # the real cap is 20 MB
+    expected = {folder: "is a folder", nested: "nested too deeply",
+                locomo: "conversation conv-x: session 1, turn 2: missing 'dia_id'",
+                big: "pcm ingest reads files of at most 300,000 bytes"}
+    for path, message in expected.items():
+        result = runner.invoke(app, ["ingest", str(path), "--data-dir", data])
+        assert result.exit_code == 2, result.output
+        assert message in result.stderr and "Traceback" not in result.output
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "data" / "users").exists()
+
+
+def test_chat_reports_undecodable_input_and_goes_on(tmp_path, monkeypatch):
+    """`pcm chat` reading non-UTF-8 stdin gets lone surrogates (surrogateescape) or a decode error."""
+    lines = iter(["caf\udce9 au lait", UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid"), "I like green tea."])
+
+    def fake_input(prompt=""):
+        line = next(lines, None)
+        if line is None:
+            raise EOFError
+        if isinstance(line, Exception):
+            raise line
+        return line
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    result = runner.invoke(app, ["chat", "--data-dir", str(tmp_path / "data"), "--user", "tea"])
+    assert result.exit_code == 0, result.output
+    assert "lone surrogate" in result.stderr and "not valid UTF-8" in result.stderr
+    assert "I like green tea." in result.stdout and "Traceback" not in result.output

@@ -60,6 +60,10 @@ class PCMContext:
     top_k: int = 10
     min_score: float = 0.005
     lexical_weight: float = 0.6
+    context_turns: int = 2
+    context_gap_minutes: float = 60.0
+    context_weight: float = 0.5
+    speaker_weight: float = 0.3
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
@@ -97,8 +101,10 @@ class PCMContext:
             raise ValueError("beta and gamma must not be negative")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
+        if self.context_turns < 0 or self.context_gap_minutes < 0:
+            raise ValueError("context_turns and context_gap_minutes must not be negative")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
-                     "intent_smoothing"):
+                     "intent_smoothing", "context_weight", "speaker_weight", "lexical_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
 

@@ -45,7 +45,7 @@ class Services:
     def for_context(cls, ctx: PCMContext) -> "Services":
         key = (ctx.data_dir, ctx.embedding_model, ctx.surprise_model, ctx.surprise_model_file,
                ctx.surprise_context_tokens, ctx.llm_model, ctx.llm_base_url, tuple(ctx.domains),
-               ctx.intent_temperature, ctx.dormant_floor)
+               ctx.intent_temperature, ctx.dormant_floor, ctx.context_weight)
         with _LOCK:
             if key not in _SERVICES_CACHE:
                 _SERVICES_CACHE[key] = cls(ctx)
@@ -89,7 +89,7 @@ class Services:
     @cached_property
     def store(self) -> MemoryStore:
         with self._init_lock:
-            return MemoryStore(self.ctx.data_dir, self.embedder, self.ctx.dormant_floor)
+            return MemoryStore(self.ctx.data_dir, self.embedder, self.ctx.dormant_floor, self.ctx.context_weight)
 
     def warm_up(self) -> None:
         """Load every model now (for benchmarks and servers), not on the first turn."""

@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableConfig
 from pcm.config import PCMContext
 from pcm.evolution.consolidation import consolidate_turns
 from pcm.nodes import domain_distribution, dump, memories, thread_of, user_of
-from pcm.perception.working_memory import admit_turn, make_turn
+from pcm.perception.working_memory import admit_turn, make_turn, preceding_context
 from pcm.prompts import RESPONSE_SYSTEM, format_memories
 from pcm.services import Services
 from pcm.state import PCMState
@@ -36,9 +36,12 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     if reply is None:
         return {}
     intent = state.get("intent") or {}
+    window = list(state.get("working_memory") or [])
     turn = make_turn("assistant", reply, services.embedder.count_tokens, turn=state["turn"],
-                     timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent))
-    window, evicted = admit_turn(list(state.get("working_memory") or []), turn, ctx.token_budget, ctx.eviction_size)
+                     timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent),
+                     context=preceding_context(window, state.get("timestamp"), ctx.context_turns,
+                                               ctx.context_gap_minutes))
+    window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {"response": reply, "messages": [AIMessage(content=reply)], "working_memory": window,
             "pending_consolidation": evicted}
 

@@ -8,7 +8,7 @@ from pcm.llm import IntentJudgement
 from pcm.models import RetrievedMemory
 from pcm.nodes import domain_distribution, dump, input_text, memories, user_of, validate_input
 from pcm.perception.intent import make_intent
-from pcm.perception.working_memory import admit_turn, make_turn, render_window
+from pcm.perception.working_memory import admit_turn, make_turn, preceding_context, render_window
 from pcm.prompts import INTENT_SYSTEM
 from pcm.services import Services
 from pcm.state import PCMState
@@ -49,7 +49,8 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     turn = make_turn("user", text, services.embedder.count_tokens, speaker=state.get("speaker"),
                      turn=state["turn"], timestamp=state.get("timestamp"), domain=intent.label,
                      domains=domain_distribution(intent.model_dump()),
-                     dialog_ids=list(state.get("dialog_ids") or []))
+                     dialog_ids=list(state.get("dialog_ids") or []),
+                     context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes))
     window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {
         "intent": intent.model_dump(mode="json"),

@@ -29,12 +29,13 @@ import numpy as np
 
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, utcnow
 from pcm.world.embeddings import Embedder
+from pcm.world.representation import context_text, index_vectors, own_text
 from pcm.world.text import content_words
 
 logger = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS, NodeType.ATTRIBUTE)
+RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS)
 #: node-link JSON layout, with key names that do not collide with the records' own
 #: attributes (nodes carry "id", edges carry "source" and "target")
 NODE_LINK = {"edges": "edges", "name": "node_key", "source": "from_key", "target": "to_key"}
@@ -67,8 +68,10 @@ def _epoch(moment: datetime) -> float:
 class WeightedKnowledgeGraph:
     """Long-term memory of one user."""
 
-    def __init__(self, user_id: str, folder: Path, collection, embedder: Embedder, dormant_floor: float = 0.05):
+    def __init__(self, user_id: str, folder: Path, collection, embedder: Embedder, dormant_floor: float = 0.05,
+                 context_weight: float = 0.5):
         self.user_id = user_id
+        self.context_weight = context_weight
         self.folder = Path(folder)
         self.collection = collection
         self.embedder = embedder
@@ -76,9 +79,10 @@ class WeightedKnowledgeGraph:
         self.graph = nx.DiGraph()
         self.lock = threading.RLock()
         self._pending_audit: list[MemoryChange] = []
-        self._lexical = None
+        self._lexical: dict[str, bm25s.BM25 | None] = {}
         self._lexical_ids: list[str] = []
         self._document_frequency: Counter[str] = Counter()
+        self._speakers: list[str] = []
         self._lexical_dirty = True
         self._unindexed: dict[str, None] = {}
         self._stale_metadata: dict[str, None] = {}
@@ -196,23 +200,36 @@ class WeightedKnowledgeGraph:
             clauses.append({"dormant": False})
         where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
         result = self.collection.query(query_embeddings=[query_vector.tolist()], n_results=min(n, count),
-                                       where=where, include=["distances"])
-        return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
+                                       where=where, include=["distances", "metadatas"])
+        # the index ranks by cosine; a memory's vector is not unit length (see representation), so the
+        # similarity is that cosine times the vector's norm: the dot product with the unit query
+        return [(i, (1.0 - float(d)) * float((meta or {}).get("norm", 1.0)))
+                for i, d, meta in zip(result["ids"][0], result["distances"][0], result["metadatas"][0])]
 
     def _refresh_lexical(self) -> None:
-        """Rebuild the BM25 index and the document frequencies after memories were added."""
+        """Rebuild the BM25 indexes (own text, contextual text) and the document frequencies after
+        memories were added."""
         if not self._lexical_dirty:
             return
-        docs = [(i, content_words(a["content"])) for i, a in self.graph.nodes(data=True)
-                if NodeType(a["type"]) in RETRIEVABLE_TYPES]
-        docs = [(i, words) for i, words in docs if words]
-        self._lexical_ids = [i for i, _ in docs]
-        self._document_frequency = Counter(word for _, words in docs for word in set(words))
-        self._lexical = None
-        if docs:
-            self._lexical = bm25s.BM25()
-            self._lexical.index([words for _, words in docs], show_progress=False)
+        nodes = [MemoryNode.model_validate(a) for _, a in self.graph.nodes(data=True)
+                 if NodeType(a["type"]) in RETRIEVABLE_TYPES]
+        nodes = [n for n in nodes if content_words(n.content)]
+        self._lexical_ids = [n.id for n in nodes]
+        self._document_frequency = Counter(word for n in nodes for word in set(content_words(n.content)))
+        self._speakers = sorted({n.source.speaker for n in nodes if n.source.speaker})
+        self._lexical = {}
+        for name, text in (("own", own_text), ("context", context_text)):
+            corpus = [content_words(text(n)) or ["_"] for n in nodes]
+            self._lexical[name] = None
+            if corpus:
+                self._lexical[name] = bm25s.BM25()
+                self._lexical[name].index(corpus, show_progress=False)
         self._lexical_dirty = False
+
+    def speakers(self) -> list[str]:
+        """Everyone whose words this memory holds (the speakers of its retrievable memories)."""
+        self._refresh_lexical()
+        return self._speakers
 
     def informative_words(self, words: Iterable[str], max_share: float = 0.05) -> set[str]:
         """The words that few memories contain: in at most `max_share` of them (at least 2), so a
@@ -223,27 +240,32 @@ class WeightedKnowledgeGraph:
         return {w for w in words if self._document_frequency.get(w, 0) <= limit}
 
     def lexical_search(self, query: str, n: int, include_dormant: bool = False) -> dict[str, float]:
-        """BM25 scores of the best lexical matches, divided by the best score (so in (0, 1])."""
+        """Lexical evidence in [0, 1] for the best matches: BM25 over each memory's own text and over its
+        text in context, each divided by the query's best score, mixed with `context_weight`."""
         terms = content_words(query)
         if not terms:
             return {}
         self._refresh_lexical()
-        if self._lexical is None:
+        mixed = None
+        for name, weight in (("own", 1.0 - self.context_weight), ("context", self.context_weight)):
+            index = self._lexical.get(name)
+            known = [t for t in terms if index is not None and t in index.vocab_dict]
+            if not known or weight <= 0:
+                continue
+            scores = np.asarray(index.get_scores(known), dtype=float)
+            best = scores.max()
+            if best > 0:
+                mixed = (0 if mixed is None else mixed) + weight * scores / best
+        if mixed is None:
             return {}
-        known = [t for t in terms if t in self._lexical.vocab_dict]
-        if not known:
-            return {}
-        scores = self._lexical.get_scores(known)
-        order = np.argsort(-scores)
         out: dict[str, float] = {}
-        for index in order:
-            if scores[index] <= 0 or len(out) >= n:
+        for index in np.argsort(-mixed):
+            if mixed[index] <= 0 or len(out) >= n:
                 break
             node_id = self._lexical_ids[index]
             if include_dormant or self.graph.nodes[node_id]["weight"] >= self.dormant_floor:
-                out[node_id] = float(scores[index])
-        best = max(out.values(), default=0.0)
-        return {i: s / best for i, s in out.items()} if best > 0 else {}
+                out[node_id] = float(mixed[index])
+        return out
 
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given memories (vectors read from the index)."""
@@ -265,10 +287,11 @@ class WeightedKnowledgeGraph:
         }
 
     def _index(self, nodes: list[MemoryNode]) -> None:
-        vectors = self.embedder.encode([n.content for n in nodes])
+        vectors = index_vectors(self.embedder.encode, nodes, self.context_weight)
+        norms = np.linalg.norm(vectors, axis=1)
         self.collection.upsert(ids=[n.id for n in nodes], embeddings=vectors.tolist(),
                                documents=[n.content for n in nodes],
-                               metadatas=[self._metadata(n) for n in nodes])
+                               metadatas=[{**self._metadata(n), "norm": float(norm)} for n, norm in zip(nodes, norms)])
 
     def _index_metadata(self, nodes: list[MemoryNode]) -> None:
         self.collection.update(ids=[n.id for n in nodes], metadatas=[self._metadata(n) for n in nodes])

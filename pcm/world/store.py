@@ -32,7 +32,8 @@ def validate_user_id(user_id: object) -> str:
 class MemoryStore:
     """Opens (and caches) each user's WeightedKnowledgeGraph in one data directory."""
 
-    def __init__(self, data_dir: str | Path, embedder: Embedder, dormant_floor: float = 0.05):
+    def __init__(self, data_dir: str | Path, embedder: Embedder, dormant_floor: float = 0.05,
+                 context_weight: float = 0.5):
         import chromadb
         from chromadb.config import Settings
 
@@ -40,6 +41,7 @@ class MemoryStore:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
         self.dormant_floor = dormant_floor
+        self.context_weight = context_weight
         self.client = chromadb.PersistentClient(
             path=str(self.data_dir / "chroma"),
             settings=Settings(anonymized_telemetry=False, allow_reset=False))
@@ -70,5 +72,6 @@ class MemoryStore:
                     name=user_key(user_id), embedding_function=None,
                     metadata={"hnsw:space": "cosine"})
                 self._graphs[user_id] = WeightedKnowledgeGraph(
-                    user_id, self.user_folder(user_id), collection, self.embedder, self.dormant_floor)
+                    user_id, self.user_folder(user_id), collection, self.embedder, self.dormant_floor,
+                    self.context_weight)
             return self._graphs[user_id]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 import jieba
@@ -75,3 +76,13 @@ def extract_entities(text: str, limit: int = 8) -> list[str]:
             seen.add(key)
             unique.append(name)
     return unique[:limit]
+
+
+def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:
+    """The speakers whose name (or first name) `text` mentions as a word, case-insensitively."""
+    found = []
+    for speaker in speakers:
+        names = {speaker, speaker.split()[0]} if speaker.split() else set()
+        if any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) for name in names):
+            found.append(speaker)
+    return found

@@ -40,6 +40,24 @@ def retrieval_score(similarity: float, intent_relevance: float, weight: float) -
     return max(0.0, similarity) * intent_relevance * weight
 
 
+def mix(a, b, weight: float):
+    """(1 − μ)·a + μ·b, μ = `weight` ∈ [0, 1]: two evidences about one memory mixed (its own text and
+    its text in context, `pcm.world.representation`). Works elementwise on arrays."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError("weight must lie in [0, 1]")
+    return (1.0 - weight) * a + weight * b
+
+
+def raise_similarity(similarity: float, evidence: float, strength: float) -> float:
+    """sim' = sim + κ · e · (1 − sim): evidence e ∈ [0, 1] closes a share κ of the gap to 1.
+
+    Used for lexical evidence (e = BM25 score over the query's best, κ = `lexical_weight`) and for a
+    query that names the memory's speaker (e = 1, κ = `speaker_weight`). With e = 0 or κ = 0 the
+    similarity is unchanged; it never exceeds 1 when sim ≤ 1.
+    """
+    return similarity + strength * evidence * (1.0 - similarity)
+
+
 def retrieval_entropy(scores: Sequence[float]) -> float:
     """Normalised retrieval entropy H(C) ∈ [0, 1] (spec §4.2).
 

@@ -115,3 +115,17 @@ def test_bm25_idf_and_term_score_follow_the_lucene_variant():
     # a document of average length: tf / (k1 + tf); longer documents score lower
     assert f.bm25_term_scores(2.0, 1.0, 5, 5.0, 1.5, 0.75) == pytest.approx(2.0 * 1.0 / (1.5 + 1.0))
     assert f.bm25_term_scores(2.0, 1.0, 10, 5.0, 1.5, 0.75) < f.bm25_term_scores(2.0, 1.0, 5, 5.0, 1.5, 0.75)
+def test_mix_is_a_convex_combination():
+    assert f.mix(1.0, 3.0, 0.5) == pytest.approx(2.0)
+    assert f.mix(1.0, 3.0, 0.0) == 1.0 and f.mix(1.0, 3.0, 1.0) == 3.0
+    import numpy as np
+    assert np.allclose(f.mix(np.array([1.0, 0.0]), np.array([0.0, 1.0]), 0.25), [0.75, 0.25])
+    with pytest.raises(ValueError):
+        f.mix(1.0, 2.0, 1.5)
+
+
+def test_raise_similarity_closes_a_share_of_the_gap():
+    assert f.raise_similarity(0.4, 1.0, 0.5) == pytest.approx(0.7)
+    assert f.raise_similarity(0.4, 0.0, 0.5) == 0.4 and f.raise_similarity(0.4, 1.0, 0.0) == 0.4
+    assert f.raise_similarity(0.9, 1.0, 1.0) == pytest.approx(1.0)
+    assert f.raise_similarity(0.2, 0.5, 0.6) < f.raise_similarity(0.2, 1.0, 0.6)

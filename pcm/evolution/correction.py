@@ -31,7 +31,7 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
         named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]
         if named:
             return named
-    facts = [m for m in retrieved if m.via == "search" and m.type in (NodeType.FACT, NodeType.ATTRIBUTE)
+    facts = [m for m in retrieved if m.via == "search" and m.type == NodeType.FACT
              and m.speaker == speaker]
     if not facts:
         return []

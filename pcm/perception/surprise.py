@@ -89,7 +89,7 @@ class SurpriseMonitor:
         input's words that the best fact already has. Cues are counted by `pcm.perception.cues`.
         """
         searched = [m for m in memories if m.via == "search"]
-        facts = [m for m in searched if m.type in (NodeType.FACT, NodeType.ATTRIBUTE)] or searched
+        facts = [m for m in searched if m.type == NodeType.FACT] or searched
         ranked = sorted(facts, key=lambda m: -m.similarity)
         best = ranked[0].similarity if ranked else 0.0
         others = [m.similarity for m in ranked[1:]]

@@ -1,11 +1,15 @@
 """Intent-masked retrieval: Score = sim · P(d|I) · w, top-k above δ, then 1-hop expansion.
 
-`sim` is the cosine similarity of the embeddings, raised by lexical evidence (the
-processing-flow document's optional keyword term): sim = cos + κ · bm25 · (1 − cos),
-bm25 normalised to (0, 1] by the query's best match, κ = `lexical_weight`. With no shared
-words (or κ = 0) sim is exactly the spec's cosine; shared rare words close part of the gap to 1.
-Candidates come from both the vector index and the lexical index, so a memory that
-shares a rare name with the query is found even when its embedding is far away.
+`sim`, what a memory is about, is estimated from three evidences:
+- dense: the query's cosine with the memory's own dated text and with its text in context,
+  mixed with `context_weight` (`pcm.world.representation`);
+- lexical (the processing-flow document's optional keyword term): BM25 of the same two texts,
+  each over the query's best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
+- the query's subject: a query that names exactly one of the memory's speakers ("What did
+  Caroline research?") raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`.
+With no shared words, no named speaker and μ = 0, sim is the spec's cosine. Candidates come from
+both the vector and the lexical index, so a memory that shares a rare name with the query is found
+even when its embedding is far away.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcm.config import PCMContext
-from pcm.formulas import intent_relevance, retrieval_score, smooth_distribution
+from pcm.formulas import intent_relevance, raise_similarity, retrieval_score, smooth_distribution
 from pcm.models import NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
+from pcm.world.text import speakers_named
 
 
 def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float, relevance: float,
@@ -47,12 +52,17 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
     missing = [i for i in lexical if i not in dense]
     dense.update(graph.cosine(query_vector, missing))
+    named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
+    subject = named[0] if len(named) == 1 else None
     hits: list[RetrievedMemory] = []
     for node_id, cosine in dense.items():
         if node_id in exclude:
             continue
         attrs = graph.attrs(node_id)
-        similarity = cosine + ctx.lexical_weight * lexical.get(node_id, 0.0) * (1.0 - cosine)
+        similarity = raise_similarity(cosine, lexical.get(node_id, 0.0), ctx.lexical_weight)
+        if subject is not None:
+            similarity = raise_similarity(similarity, float(attrs["source"].get("speaker") == subject),
+                                          ctx.speaker_weight)
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
         score = retrieval_score(similarity, relevance, weight)

@@ -55,6 +55,7 @@ class PCMContext:
     max_input_chars: int = 20000
     intent_temperature: float = 0.05
     intent_smoothing: float = 0.5
+    confidence_smoothing: bool = True
     scorer: str = "hybrid"
     router: str = "calibrated"
     theta_low: float | None = None

@@ -158,6 +158,26 @@ def smooth_distribution(distribution: Mapping[str, float], epsilon: float) -> di
     return {d: (1.0 - epsilon) * p + share for d, p in distribution.items()}
 
 
+def distribution_confidence(distribution: Mapping[str, float]) -> float:
+    """c = 1 − H(P) / log n: how sure a distribution P over n outcomes is (1: one outcome holds all
+    the mass, 0: uniform). H is the Shannon entropy; a distribution over one outcome has c = 1."""
+    positive = [p for p in distribution.values() if p > 0]
+    if len(distribution) < 2 or not positive:
+        return 1.0
+    total = sum(positive)
+    entropy = -sum((p / total) * math.log(p / total) for p in positive)
+    return min(1.0, max(0.0, 1.0 - entropy / math.log(len(distribution))))
+
+
+def confidence_smoothing(epsilon: float, confidence: float) -> float:
+    """ε' = 1 − (1 − ε) · c: the intent mask's share of uniform prior, grown as the router's
+    confidence c falls. c = 1 gives the configured ε; c = 0 (a uniform intent) gives ε' = 1, no mask.
+
+    The mask multiplies every score, so an uncertain intent would reorder memories on noise: its
+    estimate must say how little it knows (issue: a mask that cannot hurt)."""
+    return 1.0 - (1.0 - epsilon) * min(1.0, max(0.0, confidence))
+
+
 def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None,
                      memory_distribution: Mapping[str, float] | None = None) -> float:
     """P(d(ε) | u): the intent probability of the memory's domain (spec §3.2).

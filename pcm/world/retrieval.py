@@ -19,7 +19,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcm.config import PCMContext
-from pcm.formulas import intent_relevance, raise_similarity, retrieval_score, smooth_distribution
+from pcm.formulas import (confidence_smoothing, distribution_confidence, intent_relevance, raise_similarity,
+                          retrieval_score, smooth_distribution)
 from pcm.models import NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
 from pcm.world.text import speakers_named
@@ -38,13 +39,16 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
              intent: Mapping[str, float] | None = None, *, top_k: int | None = None,
              use_weights: bool = True, expand: bool = True,
              exclude: set[str] | None = None) -> list[RetrievedMemory]:
-    """The top-k memories for `query` plus their expansions, best score first (`via` tells which
-    is which), except that a superseded memory comes right after its successor; empty memory
-    gives an empty list."""
+    """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
+    which), except that a superseded memory comes right after its successor; empty memory gives
+    an empty list."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     if intent is not None:
-        intent = smooth_distribution(intent, ctx.intent_smoothing)
+        epsilon = ctx.intent_smoothing
+        if ctx.confidence_smoothing:
+            epsilon = confidence_smoothing(epsilon, distribution_confidence(intent))
+        intent = smooth_distribution(intent, epsilon)
     if len(graph) == 0:
         return []
     pool = max(4 * top_k, 40)
@@ -69,11 +73,29 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
         if score > ctx.min_score:
             hits.append(_as_retrieved(graph, node_id, similarity, relevance, score, "search"))
     hits.sort(key=lambda m: -m.score)
-    hits = hits[:top_k]
+    restating = _restatements(graph, hits)
+    hits = [h for h in hits if h.id not in restating][:top_k]
     if expand:
-        hits = sorted([*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)], key=lambda m: -m.score)
+        # direct evidence keeps its places; what expansion adds comes after it
+        hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
         hits = _successors_first(graph, hits, ctx, intent, exclude)
     return hits
+
+
+def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) -> set[str]:
+    """Hypotheses whose own observation (the memory of the turn that wrote them, linked
+    `derived_from`) is also a hit: they restate it, so they give up their place to other evidence
+    (they stay reachable by expansion)."""
+    found = {h.id for h in hits}
+    restating: set[str] = set()
+    for hit in hits:
+        if hit.type == NodeType.HYPOTHESIS:
+            continue
+        written = graph.attrs(hit.id)["created_at"]
+        for source, _ in graph.in_edges(hit.id, "derived_from"):
+            if source in found and graph.attrs(source)["created_at"] == written:
+                restating.add(source)
+    return restating
 
 
 def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,

@@ -74,23 +74,15 @@ def run_child(command: list[str]) -> None:
 
 
 def zygote(data_dir: str) -> None:
-    # import everything and load the embedding model's weights (most of a process's start-up),
-    # but run no inference and start no thread pool: a child forked after the parent ran inference
-    # can inherit a thread pool's locks held, and hang (it did, with inference run here). One
-    # intra-op thread means torch never starts its pool, here or in the children.
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    import torch
-
-    torch.set_num_threads(1)
+    # import everything (most of a process's start-up) but load no model and use no thread pool:
+    # a child forked after the parent ran inference can inherit a thread pool's locks held, and
+    # hang (it did, with the models loaded here); the idle threads that imports start are harmless
     import chromadb  # noqa: F401
     import sentence_transformers  # noqa: F401
     import transformers  # noqa: F401
 
     import pcm.api  # noqa: F401
     import pcm.ingest  # noqa: F401
-    from pcm.services import Services
-
-    Services(context(data_dir)).embedder    # weights only, kept in the process-wide model cache
 
     print("zygote ready", flush=True)
     for line in sys.stdin:

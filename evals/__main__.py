@@ -238,6 +238,9 @@ def scale(
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     (out / "report.md").write_text(report(results) + "\n", encoding="utf-8")
     typer.echo(report(results))
+
+
+@app.command()
 def llm(
     data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),
     out: Path = typer.Option(Path("results/llm"), help="output folder"),

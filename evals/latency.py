@@ -17,7 +17,8 @@ from pcm.services import Services
 
 def measure_latency(data: str, ctx: PCMContext, conversation: str | None = None, limit_turns: int | None = None,
                     progress: bool = True) -> dict:
-    """Wall time of `PCM.process` per turn (SQLite checkpointer, fresh data dir), with percentiles."""
+    """Wall time of `PCM.process` per turn (SQLite checkpointer, fresh data dir), with percentiles; then
+    of `PCM.search` (top 10, intent mask on) for the conversation's questions over the memory it built."""
     conversations = load_locomo(data)
     chosen = next((c for c in conversations if c.sample_id == conversation), None) if conversation else conversations[0]
     if chosen is None:
@@ -39,6 +40,13 @@ def measure_latency(data: str, ctx: PCMContext, conversation: str | None = None,
                               dialog_ids=[turn.dia_id])
             timings.append(time.perf_counter() - started)
             levels[out["agent"]] = levels.get(out["agent"], 0) + 1
+        pcm.flush(chosen.sample_id)
+        questions = [q.question for q in chosen.qa][:200]
+        searches = []
+        for question in questions:
+            started = time.perf_counter()
+            pcm.search(question, user_id=chosen.sample_id, top_k=10)
+            searches.append(time.perf_counter() - started)
         seconds = np.asarray(timings)
         lm_share = (services.language_model.seconds - lm_seconds) / max(seconds.sum(), 1e-9)
         return {
@@ -51,4 +59,6 @@ def measure_latency(data: str, ctx: PCMContext, conversation: str | None = None,
             "surprise_model_share": float(lm_share),
             "surprise_model_calls": services.language_model.calls - lm_calls,
             "memories": len(pcm.memory(chosen.sample_id)), "agents": levels,
+            "search": {"queries": len(searches), "p50": float(np.percentile(searches, 50)) if searches else None,
+                       "p95": float(np.percentile(searches, 95)) if searches else None},
         }

@@ -56,6 +56,7 @@ class PCMContext:
     max_input_chars: int = 20000
     intent_temperature: float = 0.05
     intent_smoothing: float = 0.5
+    confidence_smoothing: bool = True
     scorer: str = "hybrid"
     router: str = "pair"
     theta_low: float | None = None
@@ -70,6 +71,10 @@ class PCMContext:
     top_k: int = 10
     min_score: float = 0.005
     lexical_weight: float = 0.6
+    context_turns: int = 2
+    context_gap_minutes: float = 60.0
+    context_weight: float = 0.5
+    speaker_weight: float = 0.3
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
@@ -141,8 +146,11 @@ class PCMContext:
                 or self.llm_fact_batch < 1:
             raise ValueError("llm_max_retries, llm_max_tokens and llm_topics must not be negative; "
                              "llm_breaker_failures and llm_fact_batch must be at least 1")
+        if self.context_turns < 0 or self.context_gap_minutes < 0:
+            raise ValueError("context_turns and context_gap_minutes must not be negative")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
-                     "intent_smoothing", "llm_intent_confidence"):
+                     "intent_smoothing", "llm_intent_confidence", "context_weight", "speaker_weight",
+                     "lexical_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
 

@@ -40,6 +40,24 @@ def retrieval_score(similarity: float, intent_relevance: float, weight: float) -
     return max(0.0, similarity) * intent_relevance * weight
 
 
+def mix(a, b, weight: float):
+    """(1 − μ)·a + μ·b, μ = `weight` ∈ [0, 1]: two evidences about one memory mixed (its own text and
+    its text in context, `pcm.world.representation`). Works elementwise on arrays."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError("weight must lie in [0, 1]")
+    return (1.0 - weight) * a + weight * b
+
+
+def raise_similarity(similarity: float, evidence: float, strength: float) -> float:
+    """sim' = sim + κ · e · (1 − sim): evidence e ∈ [0, 1] closes a share κ of the gap to 1.
+
+    Used for lexical evidence (e = BM25 score over the query's best, κ = `lexical_weight`) and for a
+    query that names the memory's speaker (e = 1, κ = `speaker_weight`). With e = 0 or κ = 0 the
+    similarity is unchanged; it never exceeds 1 when sim ≤ 1.
+    """
+    return similarity + strength * evidence * (1.0 - similarity)
+
+
 def retrieval_entropy(scores: Sequence[float]) -> float:
     """Normalised retrieval entropy H(C) ∈ [0, 1] (spec §4.2).
 
@@ -138,6 +156,26 @@ def smooth_distribution(distribution: Mapping[str, float], epsilon: float) -> di
         raise ValueError("epsilon must lie in [0, 1]")
     share = epsilon / len(distribution) if distribution else 0.0
     return {d: (1.0 - epsilon) * p + share for d, p in distribution.items()}
+
+
+def distribution_confidence(distribution: Mapping[str, float]) -> float:
+    """c = 1 − H(P) / log n: how sure a distribution P over n outcomes is (1: one outcome holds all
+    the mass, 0: uniform). H is the Shannon entropy; a distribution over one outcome has c = 1."""
+    positive = [p for p in distribution.values() if p > 0]
+    if len(distribution) < 2 or not positive:
+        return 1.0
+    total = sum(positive)
+    entropy = -sum((p / total) * math.log(p / total) for p in positive)
+    return min(1.0, max(0.0, 1.0 - entropy / math.log(len(distribution))))
+
+
+def confidence_smoothing(epsilon: float, confidence: float) -> float:
+    """ε' = 1 − (1 − ε) · c: the intent mask's share of uniform prior, grown as the router's
+    confidence c falls. c = 1 gives the configured ε; c = 0 (a uniform intent) gives ε' = 1, no mask.
+
+    The mask multiplies every score, so an uncertain intent would reorder memories on noise: its
+    estimate must say how little it knows (issue: a mask that cannot hurt)."""
+    return 1.0 - (1.0 - epsilon) * min(1.0, max(0.0, confidence))
 
 
 def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None,

@@ -30,8 +30,14 @@ def as_utc(moment: datetime | str | None) -> datetime:
 
 
 class NodeType(str, Enum):
+    """What a memory is.
+
+    The spec names entities, attributes and hypotheses. Here an attribute of a person ("User_Skill:
+    Django") is a FACT: every stored fact is a claim about someone, and facts are what correction,
+    maintenance and retrieval act on, so a separate attribute type would split one concept in two.
+    """
+
     ENTITY = "entity"
-    ATTRIBUTE = "attribute"
     HYPOTHESIS = "hypothesis"
     FACT = "fact"
 
@@ -59,6 +65,9 @@ class MemoryNode(BaseModel):
     decayed_at: datetime | None = None
     keywords: list[str] = Field(default_factory=list)
     source: MemorySource = Field(default_factory=MemorySource)
+    #: the turns that came just before this one in its conversation, for indexing only (what a
+    #: short turn such as "That's awesome! What made you pick it?" is about); never shown as content
+    context: str | None = None
 
     @field_validator("content")
     @classmethod

@@ -2,6 +2,8 @@
 authenticated user's, whatever `user_id` the input names; threads belong to their creator."""
 
 import json
+import sqlite3
+from contextlib import closing
 
 import pytest
 from langgraph_sdk import get_sync_client
@@ -14,10 +16,13 @@ TOKENS = {"token-of-alice": "alice", "token-of-bob": "bob"}
 
 
 def memory_contents(data_dir, user: str) -> list[str]:
-    path = data_dir / "users" / user_key(user) / "graph.json"
+    """Every stored memory of `user`, read from the graph store itself."""
+    path = data_dir / "memory.sqlite"
     if not path.exists():
         return []
-    return [node["content"] for node in json.loads(path.read_text())["nodes"]]
+    with closing(sqlite3.connect(path)) as connection:
+        rows = connection.execute("SELECT attrs FROM pcm_nodes WHERE user_key = ?", (user_key(user),)).fetchall()
+    return [json.loads(attrs)["content"] for (attrs,) in rows]
 
 
 def test_user_b_cannot_read_or_write_user_a_memory_by_naming_a(tmp_path):

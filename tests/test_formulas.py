@@ -126,3 +126,35 @@ def test_pair_level_reads_contradiction_first_then_confirmation():
     assert f.pair_level(0.1, 0.2, 0.9, 0.6, 0.5, 0.8) == "high"
     assert f.pair_level(0.1, 0.6, 0.9, 0.6, 0.5, 0.8) == "low"
     assert f.pair_level(0.1, 0.2, 0.9, 0.6, 0.5, 1.01) == "medium"
+
+
+def test_mix_is_a_convex_combination():
+    assert f.mix(1.0, 3.0, 0.5) == pytest.approx(2.0)
+    assert f.mix(1.0, 3.0, 0.0) == 1.0 and f.mix(1.0, 3.0, 1.0) == 3.0
+    import numpy as np
+    assert np.allclose(f.mix(np.array([1.0, 0.0]), np.array([0.0, 1.0]), 0.25), [0.75, 0.25])
+    with pytest.raises(ValueError):
+        f.mix(1.0, 2.0, 1.5)
+
+
+def test_raise_similarity_closes_a_share_of_the_gap():
+    assert f.raise_similarity(0.4, 1.0, 0.5) == pytest.approx(0.7)
+    assert f.raise_similarity(0.4, 0.0, 0.5) == 0.4 and f.raise_similarity(0.4, 1.0, 0.0) == 0.4
+    assert f.raise_similarity(0.9, 1.0, 1.0) == pytest.approx(1.0)
+    assert f.raise_similarity(0.2, 0.5, 0.6) < f.raise_similarity(0.2, 1.0, 0.6)
+
+
+def test_distribution_confidence():
+    assert f.distribution_confidence({"a": 1.0, "b": 0.0}) == pytest.approx(1.0)
+    assert f.distribution_confidence({"a": 0.5, "b": 0.5}) == pytest.approx(0.0)
+    assert f.distribution_confidence({"a": 1.0}) == 1.0
+    assert 0 < f.distribution_confidence({"a": 0.7, "b": 0.2, "c": 0.1}) < 1
+    h = -(0.9 * math.log(0.9) + 0.1 * math.log(0.1)) / math.log(2)
+    assert f.distribution_confidence({"a": 0.9, "b": 0.1}) == pytest.approx(1 - h)
+
+
+def test_confidence_smoothing_tends_to_no_mask_when_unsure():
+    assert f.confidence_smoothing(0.5, 1.0) == pytest.approx(0.5)
+    assert f.confidence_smoothing(0.5, 0.0) == pytest.approx(1.0)
+    assert f.confidence_smoothing(0.0, 0.4) == pytest.approx(0.6)
+    assert f.confidence_smoothing(0.5, 0.2) > f.confidence_smoothing(0.5, 0.8)

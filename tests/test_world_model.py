@@ -6,6 +6,7 @@ import sys
 import textwrap
 from datetime import datetime, timezone
 
+import numpy as np
 import pytest
 
 from pcm.models import MemoryEdge, MemoryNode, NodeType
@@ -33,8 +34,9 @@ def test_every_write_goes_to_graph_and_vector_index(services):
     assert node.id in graph and graph.vectors.count() == 0   # staged until the commit
     graph.save()
     assert graph.vectors.count() == 1
-    assert graph.vectors.metadata(node.id) == {"type": "fact", "domain": "Coding",
-                                               "created_at": node.created_at.timestamp()}
+    metadata = graph.vectors.metadata(node.id)
+    assert metadata.pop("norm") == pytest.approx(float(np.linalg.norm(graph.vectors.vectors([node.id])[node.id])))
+    assert metadata == {"type": "fact", "domain": "Coding", "created_at": node.created_at.timestamp()}
     graph.update_node(node.id, weight=0.01, reason="test decay", agent="test")
     graph.save()
     assert graph.vectors.dormant.get(ids=[node.id])["ids"] == [node.id]   # moved below the floor
@@ -60,17 +62,24 @@ def test_retrieval_applies_intent_mask_and_weights(services, ctx):
         graph.add_node(node, reason="test", agent="test")
     query = "What does Bob debug?"
     vector = services.embedder.encode_one(query)
-    exact = ctx.replace(intent_smoothing=0.0)
+    exact = ctx.replace(intent_smoothing=0.0, confidence_smoothing=False)
     masked = retrieve(graph, query, vector, exact, intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
     assert masked[0].id == coding.id
     assert masked[0].score == pytest.approx(masked[0].similarity * 0.9 * 0.9)
     flipped = retrieve(graph, query, vector, exact, intent={"Coding": 0.1, "Casual": 0.9}, expand=False)
     assert flipped[0].id == casual.id
-    smoothed = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5),
+    smoothed = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5, confidence_smoothing=False),
                         intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
     relevance = {m.id: m.intent_relevance for m in smoothed}
     assert relevance[coding.id] == pytest.approx(0.5 * 0.9 + 0.25)
     assert relevance[casual.id] == pytest.approx(0.5 * 0.1 + 0.25)
+    # an unsure router (a uniform intent) masks nothing; a sure one keeps the configured ε
+    unsure = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5),
+                      intent={"Coding": 0.5, "Casual": 0.5}, expand=False)
+    assert [m.intent_relevance for m in unsure] == pytest.approx([0.5, 0.5])
+    sure = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5), intent={"Coding": 1.0, "Casual": 0.0},
+                    expand=False)
+    assert {m.id: m.intent_relevance for m in sure}[coding.id] == pytest.approx(0.5 * 1.0 + 0.25)
 
 
 def test_expansion_follows_strong_edges(services, ctx):

@@ -29,6 +29,7 @@ class TurnInfo:
     speaker: str | None = None
     dialog_ids: list[str] = field(default_factory=list)
     domains: dict[str, float] | None = None
+    context: str | None = None
 
     @property
     def content(self) -> str:
@@ -45,7 +46,8 @@ def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, no
     """Create one memory from this turn, with its provenance and an audit event."""
     node = MemoryNode(content=content, type=node_type, domain=info.domain, domain_distribution=info.domains,
                       weight=weight, created_at=info.timestamp, updated_at=info.timestamp,
-                      last_accessed=info.timestamp, keywords=keywords or [], source=info.source())
+                      last_accessed=info.timestamp, keywords=keywords or [], source=info.source(),
+                      context=info.context if node_type != NodeType.HYPOTHESIS else None)
     change = graph.add_node(node, reason=reason, agent=agent, turn=info.turn, thread_id=info.thread_id)
     return node, change
 

@@ -26,7 +26,7 @@ def _turn_info(turn: dict, thread_id: str | None) -> TurnInfo:
     return TurnInfo(text=turn["content"], turn=turn.get("turn", 0), thread_id=thread_id,
                     timestamp=as_utc(turn.get("timestamp")), domain=turn.get("domain"),
                     speaker=turn.get("speaker"), dialog_ids=list(turn.get("dialog_ids") or []),
-                    domains=turn.get("domains"))
+                    domains=turn.get("domains"), context=turn.get("context"))
 
 
 def link_entities(graph: WeightedKnowledgeGraph, node: MemoryNode, info: TurnInfo, ctx: PCMContext

@@ -43,7 +43,7 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
                               key=lambda i: -relations[i]["contradiction"])
         if contradicted:
             return [judged[i] for i in contradicted][:ctx.max_related]
-    facts = [m for m in retrieved if m.via == "search" and m.type in (NodeType.FACT, NodeType.ATTRIBUTE)
+    facts = [m for m in retrieved if m.via == "search" and m.type == NodeType.FACT
              and m.speaker == speaker]
     if not facts:
         return []

@@ -166,7 +166,15 @@ def turn_info(state: PCMState, thread_id: str | None) -> TurnInfo:
     return TurnInfo(text=input_text(state), turn=state.get("turn", 0), thread_id=thread_id,
                     timestamp=as_utc(state.get("timestamp")), domain=intent.get("label"),
                     speaker=state.get("speaker"), dialog_ids=list(state.get("dialog_ids") or []),
-                    domains=domain_distribution(intent))
+                    domains=domain_distribution(intent), context=current_turn(state).get("context"))
+
+
+def current_turn(state: PCMState) -> dict:
+    """This turn's entry in working memory (or among the turns it just evicted); {} before perception."""
+    for turn in reversed([*(state.get("pending_consolidation") or []), *(state.get("working_memory") or [])]):
+        if turn.get("turn") == state.get("turn") and turn.get("role") == "user":
+            return turn
+    return {}
 
 
 def domain_distribution(intent: dict) -> dict[str, float] | None:

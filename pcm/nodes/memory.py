@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableConfig
 from pcm.config import PCMContext
 from pcm.evolution.consolidation import consolidate_turns, extract_facts
 from pcm.nodes import domain_distribution, dump, memories, thread_of, turn_llm, usage_update, user_of
-from pcm.perception.working_memory import admit_turn, make_turn
+from pcm.perception.working_memory import admit_turn, make_turn, preceding_context
 from pcm.prompts import RESPONSE_SYSTEM, format_memories
 from pcm.services import Services
 from pcm.state import PCMState
@@ -47,9 +47,12 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     if reply is None:
         return usage_update(state, llm)
     intent = state.get("intent") or {}
+    window = list(state.get("turn_window") or [])
     turn = make_turn("assistant", reply, services.embedder.count_tokens, turn=state["turn"],
-                     timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent))
-    window, evicted = admit_turn(list(state.get("turn_window") or []), turn, ctx.token_budget, ctx.eviction_size)
+                     timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent),
+                     context=preceding_context(window, state.get("timestamp"), ctx.context_turns,
+                                               ctx.context_gap_minutes))
+    window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {"response": reply, "turn_window": window, "turn_pending": evicted, **usage_update(state, llm)}
 
 

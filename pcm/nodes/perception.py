@@ -10,7 +10,7 @@ from pcm.models import RetrievedMemory
 from pcm.nodes import (domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of,
                        validate_turn)
 from pcm.perception.intent import classify_intent
-from pcm.perception.working_memory import admit_turn, make_turn, render_window
+from pcm.perception.working_memory import admit_turn, make_turn, preceding_context, render_window
 from pcm.services import Services
 from pcm.state import PCMState
 from pcm.world.retrieval import retrieve
@@ -56,7 +56,8 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     turn = make_turn("user", text, services.embedder.count_tokens, speaker=state.get("speaker"),
                      turn=state["turn"], timestamp=state.get("timestamp"), domain=intent.label,
                      domains=domain_distribution(intent.model_dump()),
-                     dialog_ids=list(state.get("dialog_ids") or []))
+                     dialog_ids=list(state.get("dialog_ids") or []),
+                     context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes))
     window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {
         "intent": intent.model_dump(mode="json"),

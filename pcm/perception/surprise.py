@@ -86,7 +86,7 @@ class RouterModel:
 def judged_facts(memories: list[RetrievedMemory], speaker: str | None, limit: int) -> list[RetrievedMemory]:
     """The memories the relation model judges: the `limit` most similar directly retrieved facts
     of the same speaker (one person's words neither confirm nor revise another's facts)."""
-    facts = [m for m in memories if m.via == "search" and m.type in (NodeType.FACT, NodeType.ATTRIBUTE)
+    facts = [m for m in memories if m.via == "search" and m.type == NodeType.FACT
              and m.speaker == speaker]
     return sorted(facts, key=lambda m: -m.similarity)[:limit]
 
@@ -126,7 +126,7 @@ class SurpriseMonitor:
         input's words that the best fact already has. Cues are counted by `pcm.perception.cues`.
         """
         searched = [m for m in memories if m.via == "search"]
-        facts = [m for m in searched if m.type in (NodeType.FACT, NodeType.ATTRIBUTE)] or searched
+        facts = [m for m in searched if m.type == NodeType.FACT] or searched
         ranked = sorted(facts, key=lambda m: -m.similarity)
         best = ranked[0].similarity if ranked else 0.0
         others = [m.similarity for m in ranked[1:]]

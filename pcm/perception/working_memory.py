@@ -40,3 +40,24 @@ def render_window(window: list[Turn], max_turns: int | None = None) -> str:
     """The recent turns as text, for prompts and the surprise model's context."""
     turns = window[-max_turns:] if max_turns else window
     return "\n".join(f"{t.get('speaker') or t['role']}: {t['content']}" for t in turns)
+
+
+def preceding_context(window: list[Turn], timestamp: str | None, max_turns: int, max_gap_minutes: float) -> str | None:
+    """The last `max_turns` turns of the window that belong to the same conversation episode as a turn at
+    `timestamp` (no more than `max_gap_minutes` earlier), as "speaker: text" lines; None if there are none.
+
+    A turn is often a reply whose subject lives in the turns before it ("That's awesome! What made you
+    pick it?"); retrieval indexes it together with them.
+    """
+    if max_turns <= 0:
+        return None
+    from pcm.models import as_utc
+
+    moment = as_utc(timestamp)
+    episode = []
+    for turn in reversed(window[-max_turns:]):
+        gap = (moment - as_utc(turn.get("timestamp"))).total_seconds() / 60.0
+        if not 0.0 <= gap <= max_gap_minutes:
+            break
+        episode.append(turn)
+    return render_window(list(reversed(episode))) or None

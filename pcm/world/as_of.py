@@ -127,6 +127,9 @@ class MemoryAsOf:
         best = max(out.values(), default=0.0)
         return {i: s / best for i, s in out.items()} if best > 0 else {}
 
+    def speakers(self) -> list[str]:
+        return self.memory.speakers()
+
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         return self.memory.cosine(query_vector, [i for i in node_ids if i in self._weights])
 

@@ -41,18 +41,26 @@ class Embedder:
         self._cache_size = cache_size
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length embeddings, one row per text."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        """Unit-length embeddings, one row per text.
+
+        The answer is assembled before the cache evicts anything, so a request larger than the
+        cache, or one mixing old cached texts with new ones, never loses a vector it needs.
+        """
+        if not texts:
+            return np.zeros((0, self.dimension), np.float32)
+        found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             vectors = self.model.encode(missing, normalize_embeddings=True, convert_to_numpy=True,
                                         show_progress_bar=False, batch_size=64)
-            for text, vector in zip(missing, vectors):
-                self._cache[text] = vector.astype(np.float32)
-                if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-        for text in texts:
+            found.update((text, vector.astype(np.float32)) for text, vector in zip(missing, vectors))
+        rows = np.stack([found[t] for t in texts])
+        for text, vector in found.items():
+            self._cache[text] = vector
             self._cache.move_to_end(text)
-        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return rows
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]

@@ -24,6 +24,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,13 +38,19 @@ from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, utcnow
 from pcm.world.embeddings import Embedder
 from pcm.world.lexical import LexicalIndex
 from pcm.world.records import CommitRows, GraphRecords
+from pcm.world.representation import context_text, index_vectors, own_text
 from pcm.world.text import content_words, tokenizer_fingerprint
 from pcm.world.vectors import VectorIndex
 
 logger = logging.getLogger(__name__)
 
-RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS, NodeType.ATTRIBUTE)
+RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS)
 _RETRIEVABLE_VALUES = frozenset(t.value for t in RETRIEVABLE_TYPES)
+#: in a memory's stored words, between the words of its own dated text and those of its text in
+#: context (`pcm.world.representation`); no content word contains it
+WORDS_SEPARATOR = "||"
+#: the layout of stored words: stored words of another layout are made again when loaded
+WORDS_LAYOUT = "own||context"
 #: node-link JSON layout, with key names that do not collide with the records' own
 #: attributes (nodes carry "id", edges carry "source" and "target")
 NODE_LINK = {"edges": "edges", "name": "node_key", "source": "from_key", "target": "to_key"}
@@ -103,15 +110,18 @@ class WeightedKnowledgeGraph:
     """Long-term memory of one user."""
 
     def __init__(self, user_id: str, key: str, records: GraphRecords, vectors: VectorIndex, embedder: Embedder,
-                 dormant_floor: float = 0.05):
+                 dormant_floor: float = 0.05, context_weight: float = 0.5):
         self.user_id = user_id
+        self.context_weight = context_weight
         self.key = key
         self.records = records
         self.vectors = vectors
         self.embedder = embedder
         self.dormant_floor = dormant_floor
         self.graph = nx.DiGraph()
-        self.lexical = LexicalIndex()
+        self.lexical = LexicalIndex()            # own dated text; also the document frequencies
+        self.context_lexical = LexicalIndex()    # text in context, same documents in the same order
+        self._speakers: Counter[str] = Counter()
         self.lock = threading.RLock()
         self.seq = 0
         self._indexed_through = 0
@@ -151,7 +161,23 @@ class WeightedKnowledgeGraph:
 
     @staticmethod
     def _words_of(attrs: Mapping) -> list[str]:
-        return content_words(attrs["content"]) if attrs["type"] in _RETRIEVABLE_VALUES else []
+        """The words both lexical indexes need: own dated text, WORDS_SEPARATOR, text in context
+        (none for memories not retrieved by similarity)."""
+        if attrs["type"] not in _RETRIEVABLE_VALUES:
+            return []
+        node = MemoryNode.model_validate(attrs)
+        own, context = content_words(own_text(node)), content_words(context_text(node))
+        if not own and not context:
+            return []
+        return [*(own or [WORDS_SEPARATOR + "none"]), WORDS_SEPARATOR, *(context or [WORDS_SEPARATOR + "none"])]
+
+    @staticmethod
+    def _split_words(words: list[str]) -> tuple[list[str], list[str]]:
+        """(own words, words in context) of stored words."""
+        if WORDS_SEPARATOR not in words:
+            return words, words
+        cut = words.index(WORDS_SEPARATOR)
+        return words[:cut], words[cut + 1:]
 
     def _lexical_words(self, node_id: str) -> list[str]:
         return self._words_of(self.graph.nodes[node_id])
@@ -159,13 +185,13 @@ class WeightedKnowledgeGraph:
     @staticmethod
     def _words_json(words: list[str]) -> str:
         """Stored words: the tokeniser's fingerprint, then the words (none holds a space)."""
-        return f"{tokenizer_fingerprint()}|{' '.join(words)}"
+        return f"{tokenizer_fingerprint()}:{WORDS_LAYOUT}|{' '.join(words)}"
 
     @staticmethod
     def _parse_words(stored: str) -> list[str] | None:
         """The stored words, or None if another tokeniser made them."""
         fingerprint, _, words = stored.partition("|")
-        return words.split() if fingerprint == tokenizer_fingerprint() else None
+        return words.split() if fingerprint == f"{tokenizer_fingerprint()}:{WORDS_LAYOUT}" else None
 
     def _insert(self, node_id: str, order: int, attrs: dict, words: list[str]) -> None:
         """Put one stored node into the graph and the indexes (refreshing, adding)."""
@@ -178,9 +204,15 @@ class WeightedKnowledgeGraph:
             self._order[node_id] = order
             self._next_order = max(self._next_order, order + 1)
             self._by_type[attrs["type"]][node_id] = None
-            if attrs["type"] in _RETRIEVABLE_VALUES and attrs["weight"] < self.dormant_floor:
-                self._dormant.add(node_id)
-        self.lexical.extend([(node_id, words) for node_id, _, _, words in rows if words])
+            if attrs["type"] in _RETRIEVABLE_VALUES:
+                if attrs["weight"] < self.dormant_floor:
+                    self._dormant.add(node_id)
+                speaker = (attrs.get("source") or {}).get("speaker")
+                if speaker:
+                    self._speakers[speaker] += 1
+        split = [(node_id, self._split_words(words)) for node_id, _, _, words in rows if words]
+        self.lexical.extend([(node_id, own) for node_id, (own, _) in split])
+        self.context_lexical.extend([(node_id, context) for node_id, (_, context) in split])
 
     def _set_attrs(self, node_id: str, attrs: dict) -> None:
         """Replace a node's attributes, keeping the type and dormancy indexes right."""
@@ -306,8 +338,7 @@ class WeightedKnowledgeGraph:
         """Vectors of memories not yet in the vector index (embedded once, kept with the staged rows)."""
         missing = [i for i in ids if i not in self._staged.vectors]
         if missing:
-            vectors = self.embedder.encode([self.graph.nodes[i]["content"] for i in missing])
-            self._staged.vectors.update(zip(missing, vectors))
+            self._staged.vectors.update(zip(missing, self._embed(missing)))
         return {i: self._staged.vectors[i] for i in ids}
 
     def dense_search(self, query_vector: np.ndarray, n: int,
@@ -348,15 +379,36 @@ class WeightedKnowledgeGraph:
         return found[:n]
 
     def lexical_search(self, query: str, n: int, include_dormant: bool = False) -> dict[str, float]:
-        """BM25 scores of the best lexical matches, divided by the best score (so in (0, 1])."""
+        """Lexical evidence in (0, 1] for the best `n` matches: BM25 over each memory's own dated text
+        and over its text in context, each divided by the query's best score, mixed with
+        `context_weight` (`pcm.formulas.mix`)."""
         terms = content_words(query)
         if not terms:
             return {}
         with self.lock:
-            nodes = self.graph.nodes
-            out = self.lexical.search(terms, n, lambda i: include_dormant or nodes[i]["weight"] >= self.dormant_floor)
-        best = max(out.values(), default=0.0)
-        return {i: s / best for i, s in out.items()} if best > 0 else {}
+            evidence = None
+            for index, share in ((self.lexical, 1.0 - self.context_weight), (self.context_lexical, self.context_weight)):
+                scores = index.scores(terms) if share > 0 else None
+                best = float(scores.max()) if scores is not None and len(scores) else 0.0
+                if best > 0:
+                    part = share * scores.astype(np.float64) / best
+                    evidence = part if evidence is None else evidence + part
+            if evidence is None:
+                return {}
+            nodes, ids = self.graph.nodes, self.lexical.ids
+            matched = np.flatnonzero(evidence > 0)
+            out: dict[str, float] = {}
+            for number in matched[np.argsort(-evidence[matched], kind="stable")]:
+                if len(out) >= n:
+                    break
+                if include_dormant or nodes[ids[number]]["weight"] >= self.dormant_floor:
+                    out[ids[number]] = float(evidence[number])
+        return out
+
+    def speakers(self) -> list[str]:
+        """Everyone whose words this memory holds (speakers of its retrievable memories)."""
+        with self.lock:
+            return [speaker for speaker, count in self._speakers.items() if count > 0]
 
     def informative_words(self, words: Iterable[str], max_share: float = 0.05) -> set[str]:
         """The words that few memories contain: in at most `max_share` of them (at least 2), so a
@@ -491,7 +543,12 @@ class WeightedKnowledgeGraph:
                 if entry[0] == "node":
                     node_id = entry[1]
                     attrs = self.graph.nodes[node_id]
-                    self.lexical.remove_last(node_id, self._staged.new[node_id][1])
+                    own, context = self._split_words(self._staged.new[node_id][1])
+                    self.lexical.remove_last(node_id, own)
+                    self.context_lexical.remove_last(node_id, context)
+                    speaker = (attrs.get("source") or {}).get("speaker")
+                    if speaker and attrs["type"] in _RETRIEVABLE_VALUES:
+                        self._speakers[speaker] -= 1
                     self._by_type[attrs["type"]].pop(node_id, None)
                     self._dormant.discard(node_id)
                     self._order.pop(node_id, None)
@@ -522,10 +579,17 @@ class WeightedKnowledgeGraph:
         rows.events = [(e.node_id, e.timestamp.timestamp(), e.model_dump_json()) for e in staged.events]
         return rows
 
+    def _embed(self, ids: list[str]) -> np.ndarray:
+        """The index vectors of memories: own dated text and text in context, mixed (representation)."""
+        return index_vectors(self.embedder.encode, [self.node(i) for i in ids], self.context_weight)
+
     def _vector_entry(self, node_id: str, vector: np.ndarray) -> tuple[str, np.ndarray, dict, bool]:
         attrs = self.graph.nodes[node_id]
+        # the index ranks by cosine; the vector is not unit length, so its norm is kept to turn that
+        # cosine back into the dot product with a unit query (VectorIndex.query)
         metadata = {"type": attrs["type"], "domain": attrs.get("domain") or "",
-                    "created_at": MemoryNode.model_validate(attrs).created_at.timestamp()}
+                    "created_at": MemoryNode.model_validate(attrs).created_at.timestamp(),
+                    "norm": float(np.linalg.norm(vector))}
         return node_id, vector, metadata, node_id in self._dormant
 
     def commit(self) -> int | None:
@@ -585,7 +649,7 @@ class WeightedKnowledgeGraph:
             missing = [i for i in ids if i not in kept]
             if missing:
                 logger.warning("re-indexing %d memories of %s missing from the vector index", len(missing), self.key)
-                kept.update(zip(missing, self.embedder.encode([self.graph.nodes[i]["content"] for i in missing])))
+                kept.update(zip(missing, self._embed(missing)))
             entries = [self._vector_entry(i, kept[i]) for i in ids]
         for start in range(0, len(entries), VECTOR_BATCH):
             self.vectors.put(entries[start:start + VECTOR_BATCH])
@@ -607,8 +671,7 @@ class WeightedKnowledgeGraph:
         missing = sorted(stored - indexed)
         if missing:
             with self.lock:
-                vectors = self.embedder.encode([self.graph.nodes[i]["content"] for i in missing])
-                entries = [self._vector_entry(i, v) for i, v in zip(missing, vectors)]
+                entries = [self._vector_entry(i, v) for i, v in zip(missing, self._embed(missing))]
             self.vectors.put(entries)
         return len(extra), len(missing)
 

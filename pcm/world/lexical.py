@@ -36,6 +36,11 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    @property
+    def ids(self) -> list[str]:
+        """The document ids in the order of `scores` (do not modify)."""
+        return self._ids
+
     def add(self, doc_id: str, words: list[str]) -> None:
         """Index one document (a memory's content words); an empty list indexes nothing."""
         self.extend([(doc_id, words)])

@@ -1,11 +1,15 @@
 """Intent-masked retrieval: Score = sim · P(d|I) · w, top-k above δ, then 1-hop expansion.
 
-`sim` is the cosine similarity of the embeddings, raised by lexical evidence (the
-processing-flow document's optional keyword term): sim = cos + κ · bm25 · (1 − cos),
-bm25 normalised to (0, 1] by the query's best match, κ = `lexical_weight`. With no shared
-words (or κ = 0) sim is exactly the spec's cosine; shared rare words close part of the gap to 1.
-Candidates come from both the vector index and the lexical index, so a memory that
-shares a rare name with the query is found even when its embedding is far away.
+`sim`, what a memory is about, is estimated from three evidences:
+- dense: the query's cosine with the memory's own dated text and with its text in context,
+  mixed with `context_weight` (`pcm.world.representation`);
+- lexical (the processing-flow document's optional keyword term): BM25 of the same two texts,
+  each over the query's best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
+- the query's subject: a query that names exactly one of the memory's speakers ("What did
+  Caroline research?") raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`.
+With no shared words, no named speaker and μ = 0, sim is the spec's cosine. Candidates come from
+both the vector and the lexical index, so a memory that shares a rare name with the query is found
+even when its embedding is far away.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcm.config import PCMContext
-from pcm.formulas import intent_relevance, retrieval_score, smooth_distribution
+from pcm.formulas import (confidence_smoothing, distribution_confidence, intent_relevance, raise_similarity,
+                          retrieval_score, smooth_distribution)
 from pcm.models import NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
+from pcm.world.text import speakers_named
 
 
 def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float, relevance: float,
@@ -33,13 +39,16 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
              intent: Mapping[str, float] | None = None, *, top_k: int | None = None,
              use_weights: bool = True, expand: bool = True,
              exclude: set[str] | None = None) -> list[RetrievedMemory]:
-    """The top-k memories for `query` plus their expansions, best score first (`via` tells which
-    is which), except that a superseded memory comes right after its successor; empty memory
-    gives an empty list."""
+    """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
+    which), except that a superseded memory comes right after its successor; empty memory gives
+    an empty list."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     if intent is not None:
-        intent = smooth_distribution(intent, ctx.intent_smoothing)
+        epsilon = ctx.intent_smoothing
+        if ctx.confidence_smoothing:
+            epsilon = confidence_smoothing(epsilon, distribution_confidence(intent))
+        intent = smooth_distribution(intent, epsilon)
     if len(graph) == 0:
         return []
     pool = max(4 * top_k, 40)
@@ -47,23 +56,46 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
     missing = [i for i in lexical if i not in dense]
     dense.update(graph.cosine(query_vector, missing))
+    named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
+    subject = named[0] if len(named) == 1 else None
     hits: list[RetrievedMemory] = []
     for node_id, cosine in dense.items():
         if node_id in exclude:
             continue
         attrs = graph.attrs(node_id)
-        similarity = cosine + ctx.lexical_weight * lexical.get(node_id, 0.0) * (1.0 - cosine)
+        similarity = raise_similarity(cosine, lexical.get(node_id, 0.0), ctx.lexical_weight)
+        if subject is not None:
+            similarity = raise_similarity(similarity, float(attrs["source"].get("speaker") == subject),
+                                          ctx.speaker_weight)
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
         score = retrieval_score(similarity, relevance, weight)
         if score > ctx.min_score:
             hits.append(_as_retrieved(graph, node_id, similarity, relevance, score, "search"))
     hits.sort(key=lambda m: -m.score)
-    hits = hits[:top_k]
+    restating = _restatements(graph, hits)
+    hits = [h for h in hits if h.id not in restating][:top_k]
     if expand:
-        hits = sorted([*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)], key=lambda m: -m.score)
+        # direct evidence keeps its places; what expansion adds comes after it
+        hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
         hits = _successors_first(graph, hits, ctx, intent, exclude)
     return hits
+
+
+def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) -> set[str]:
+    """Hypotheses whose own observation (the memory of the turn that wrote them, linked
+    `derived_from`) is also a hit: they restate it, so they give up their place to other evidence
+    (they stay reachable by expansion)."""
+    found = {h.id for h in hits}
+    restating: set[str] = set()
+    for hit in hits:
+        if hit.type == NodeType.HYPOTHESIS:
+            continue
+        written = graph.attrs(hit.id)["created_at"]
+        for source, _ in graph.in_edges(hit.id, "derived_from"):
+            if source in found and graph.attrs(source)["created_at"] == written:
+                restating.add(source)
+    return restating
 
 
 def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,

@@ -68,8 +68,9 @@ class MemoryStore:
     def __init__(self, data_dir: str | Path, embedder: Embedder, dormant_floor: float = 0.05, *,
                  graph_store: str = "sqlite", postgres_url: str = "", vector_store: str = "chroma",
                  chroma_url: str = "", open_users: int = 64, lock_timeout: float = 60.0,
-                 turn_timeout: float = 600.0):
+                 turn_timeout: float = 600.0, context_weight: float = 0.5):
         self.data_dir = Path(data_dir)
+        self.context_weight = context_weight
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
         self.dormant_floor = dormant_floor
@@ -130,7 +131,7 @@ class MemoryStore:
             key = user_key(user_id)
             migrate_legacy_user(self.records, self.chroma, self.user_folder(user_id), user_id, key)
             memory = WeightedKnowledgeGraph(user_id, key, self.records, VectorIndex(self.chroma, key), self.embedder,
-                                            self.dormant_floor)
+                                            self.dormant_floor, self.context_weight)
             self._memories[user_id] = memory
             self._evict()
             return memory

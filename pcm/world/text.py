@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Iterable
 from functools import lru_cache
 
 import jieba
@@ -103,4 +104,14 @@ def _tagged_names(text: str) -> list[str]:
             break
         found.extend(pair.word.strip() for pair in jieba.posseg.lcut(piece)
                      if pair.flag in _ENTITY_TAGS and len(pair.word.strip()) > 1)
+    return found
+
+
+def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:
+    """The speakers whose name (or first name) `text` mentions as a word, case-insensitively."""
+    found = []
+    for speaker in speakers:
+        names = {speaker, speaker.split()[0]} if speaker.split() else set()
+        if any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) for name in names):
+            found.append(speaker)
     return found

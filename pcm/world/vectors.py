@@ -190,14 +190,18 @@ class VectorIndex:
 
     def query(self, vector: np.ndarray, n: int, include_dormant: bool = False,
               where: dict | None = None) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of the `n` nearest memories, best first."""
+        """(id, similarity) of the `n` nearest memories, best first: the dot product of the stored
+        vector with the unit query (the cosine, for a unit-length stored vector)."""
         live, dormant = self._collections()
         collections = [live, dormant] if include_dormant else [live]
         found: list[tuple[str, float]] = []
         for collection in collections if n > 0 else []:
             result = collection.query(query_embeddings=[vector.tolist()], n_results=n, where=where,
-                                      include=["distances"])
-            found.extend((i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0]))
+                                      include=["distances", "metadatas"])
+            # a stored vector need not be unit length: its cosine times its norm ("norm" in its
+            # metadata) is its dot product with the unit query
+            found.extend((i, (1.0 - float(d)) * float((meta or {}).get("norm", 1.0)))
+                         for i, d, meta in zip(result["ids"][0], result["distances"][0], result["metadatas"][0]))
         if len(collections) > 1:
             found.sort(key=lambda item: -item[1])
         return found[:n]

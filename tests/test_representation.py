@@ -1,0 +1,95 @@
+"""What a memory is about: the embedding cache, contextual indexing and the speaker a query names."""
+
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+from pcm.models import MemoryNode, NodeType
+from pcm.perception.working_memory import preceding_context
+from pcm.services import Services
+from pcm.world.representation import context_text, own_text
+from pcm.world.retrieval import retrieve
+from pcm.world.text import speakers_named
+
+MOMENT = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def services(ctx):
+    return Services(ctx)
+
+
+def turn(content, speaker, context=None):
+    return MemoryNode(content=f"{speaker}: {content}", type=NodeType.FACT, weight=0.6, created_at=MOMENT,
+                      updated_at=MOMENT, last_accessed=MOMENT, context=context,
+                      source={"speaker": speaker, "dialog_ids": []})
+
+
+def test_embedding_cache_serves_requests_larger_than_itself_and_mixed_old_and_new(services):
+    embedder = services.embedder
+    expected = embedder.model.encode(["alpha", "beta", "gamma", "delta"], normalize_embeddings=True)
+    embedder._cache.clear()
+    embedder._cache_size = 2
+    embedder.encode(["alpha", "beta"])
+    mixed = embedder.encode(["alpha", "gamma", "delta", "beta"])  # old cached texts and new ones, over the size
+    assert np.allclose(mixed, expected[[0, 2, 3, 1]], atol=1e-5)
+    assert len(embedder._cache) == 2
+    assert embedder.encode([]).shape == (0, embedder.dimension)
+
+
+def test_own_text_is_dated_and_context_text_leads_with_the_preceding_turns():
+    node = turn("That's awesome! What made you pick it?", "Melanie", context="Caroline: I adopted a greyhound.")
+    assert own_text(node) == "[8 May 2023] Melanie: That's awesome! What made you pick it?"
+    assert context_text(node).startswith("Caroline: I adopted a greyhound.\nMelanie:")
+    assert context_text(turn("Hi", "Jon")) == "Jon: Hi"
+
+
+def test_preceding_context_stays_within_the_episode():
+    window = [{"role": "user", "speaker": "A", "content": "last week's talk", "timestamp": "2023-05-01T10:00:00"},
+              {"role": "user", "speaker": "A", "content": "I adopted a greyhound.", "timestamp": "2023-05-08T13:50:00"},
+              {"role": "user", "speaker": "B", "content": "No way!", "timestamp": "2023-05-08T13:55:00"}]
+    assert preceding_context(window, "2023-05-08T13:56:00", 2, 60) == "A: I adopted a greyhound.\nB: No way!"
+    assert preceding_context(window, "2023-05-08T13:56:00", 3, 60) == "A: I adopted a greyhound.\nB: No way!"
+    assert preceding_context(window, "2023-05-09T13:56:00", 2, 60) is None
+    assert preceding_context(window, "2023-05-08T13:56:00", 0, 60) is None
+
+
+def test_a_short_reply_is_found_through_the_turn_it_answers(services, ctx):
+    graph = services.store.open("pair")
+    graph.add_node(turn("I just adopted a retired racing greyhound named Bolt.", "Caroline"), reason="t", agent="t")
+    reply = turn("Yes, and the shelter said she loves long naps on the sofa.", "Caroline",
+                 context="Melanie: Is the greyhound settling in well?")
+    graph.add_node(reply, reason="t", agent="t")
+    graph.add_node(turn("My pottery class starts again next week.", "Melanie"), reason="t", agent="t")
+    query = "How is Caroline's greyhound settling in?"
+    with_context = retrieve(graph, query, services.embedder.encode_one(query), ctx, expand=False)
+    assert reply.id in [m.id for m in with_context[:2]]
+
+
+def test_a_query_naming_one_speaker_favours_that_speakers_memories(services, ctx):
+    graph = services.store.open("two-people")
+    mine = turn("I went hiking in the mountains last weekend.", "Caroline")
+    theirs = turn("I went hiking in the mountains last weekend.", "Melanie")
+    for node in (mine, theirs):
+        graph.add_node(node, reason="t", agent="t")
+    query = "Where did Melanie go hiking?"
+    ranked = retrieve(graph, query, services.embedder.encode_one(query), ctx, expand=False)
+    assert [m.id for m in ranked[:2]] == [theirs.id, mine.id]
+    plain = {m.id: m.similarity for m in retrieve(graph, query, services.embedder.encode_one(query),
+                                                    ctx.replace(speaker_weight=0.0), expand=False)}
+    boosted = {m.id: m.similarity for m in ranked}
+    assert boosted[theirs.id] == pytest.approx(plain[theirs.id] + ctx.speaker_weight * (1 - plain[theirs.id]))
+    assert boosted[mine.id] == pytest.approx(plain[mine.id])
+    both = "Did Caroline and Melanie go hiking together?"
+    assert {m.id: m.similarity for m in retrieve(graph, both, services.embedder.encode_one(both), ctx,
+                                                 expand=False)} == pytest.approx(
+        {m.id: m.similarity for m in retrieve(graph, both, services.embedder.encode_one(both),
+                                              ctx.replace(speaker_weight=0.0), expand=False)})
+
+
+def test_speakers_named_matches_whole_first_names_only():
+    assert speakers_named("What did Caroline paint?", ["Caroline", "Melanie"]) == ["Caroline"]
+    assert speakers_named("what did caroline and melanie do", ["Caroline", "Melanie"]) == ["Caroline", "Melanie"]
+    assert speakers_named("Where does Jonathan live?", ["Jon"]) == []
+    assert speakers_named("Where does Jon Snow live?", ["Jon Snow"]) == ["Jon Snow"]

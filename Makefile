@@ -3,10 +3,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 LOCOMO ?= ../shared/datasets/locomo
 SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
-HELDOUT ?= evals/data/scenarios_heldout.jsonl
+DEV2 ?= evals/data/scenarios_dev2.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
+BLIND ?= evals/data/scenarios_blind.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-locomo bench-scale bench-llm calibrate studio llm-server \
+.PHONY: install demo test bench-latency bench-scenarios bench-locomo bench-scale bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -31,8 +32,9 @@ bench-latency: install
 	$(PY) -m evals latency --data $(LOCOMO)/conv-26.json
 
 bench-scenarios: install
-	$(PY) -m evals scenarios --data $(HELDOUT) --out results/scenarios-heldout
+	$(PY) -m evals scenarios --data $(DEV2) --out results/scenarios-dev2
 	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test
+	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind
 
 bench-locomo: install
 	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only
@@ -56,7 +58,11 @@ llm-server: install
 	$(VENV)/bin/pcm serve-llm
 
 calibrate: install
-	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(HELDOUT)
+	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2)
+
+# The relation model (pcm/calibration/relation.json) from training/relation_pairs, thresholds on the dev files.
+fit-relation: install
+	$(PY) -m evals fit-relation --out pcm/calibration/relation.json --dev $(SCENARIOS) --dev $(DEV2)
 
 studio: install
 	$(VENV)/bin/langgraph dev --no-browser

@@ -13,7 +13,7 @@ import typer
 app = typer.Typer(help="PCM evaluation harness. Every figure comes from what the command ran, on the data it names.",
                   no_args_is_help=True, add_completion=False)
 DEV_SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "pcm_scenarios" / "dev.jsonl"
-HELDOUT_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios_heldout.jsonl"
+DEV2_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios_dev2.jsonl"
 
 
 def _setup_logging() -> None:
@@ -37,18 +37,25 @@ def _log_to_langsmith(benchmark: str, items: list[dict], metrics: list[str], res
 
 @app.command()
 def scenarios(
-    data: Path = typer.Option(HELDOUT_SCENARIOS,
+    data: Path = typer.Option(DEV2_SCENARIOS,
                               help="scenario JSONL file, or a folder of them (not the calibration's)"),
     out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
-    scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate"),
+    scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate with thresholds"),
+    router: list[str] = typer.Option(["calibrated", "calibrated-rare-contradictions-prior", "pair",
+                                      "pair-without-cue-path"],
+                                     help="routers to evaluate (the shipped one is always included)"),
+    contributions: bool = typer.Option(True, "--contributions/--no-contributions",
+                                       help="also measure each signal's contribution to the calibrated router"),
     default_scorer: Optional[str] = typer.Option(None, help="the scorer the system uses (default: config)"),
 ) -> None:
-    """Routing accuracy and current-over-outdated per scorer, with the dense baseline, on one file."""
+    """Routing accuracy, macro-F1, current-over-outdated (per language), supersession and false alarms
+    per scorer and router, with the dense baseline, on one file."""
     from evals.calibration import file_digest, signal_contributions
     from evals.report import write_scenario_report
     from evals.scenarios import load_scenarios, routing_metrics, run_scenarios, scenario_files
     from pcm.config import load_calibration, load_context
+    from pcm.perception.relation import load_relation_model
     from pcm.services import Services
 
     _setup_logging()
@@ -70,19 +77,31 @@ def scenarios(
         results["scorers"][name] = routing_metrics(records[name])
     cascades = {"calibrated": base.replace(router="calibrated"),
                 "calibrated-rare-contradictions-prior": base.replace(router="calibrated",
-                                                                     level_prior=[0.5, 0.4, 0.1])}
+                                                                     level_prior=[0.5, 0.4, 0.1]),
+                "pair": base.replace(router="pair"),
+                "pair-without-cue-path": base.replace(router="pair", relation_model_file=str(
+                    _relation_without_cue_path(base.relation_model_path, out)))}
+    unknown = set(router) - set(cascades)
+    if unknown:
+        raise typer.BadParameter(f"unknown routers {sorted(unknown)}; known: {sorted(cascades)}")
+    if base.router == "pair" and base.relation_model_path.is_file():
+        tuned_on = (load_relation_model(base.relation_model_path).spec.get("thresholds") or {}).get("fitted_on_sha256", [])
+        results["relation_thresholds_tuned_on_this_file"] = any(file_digest(f) in tuned_on
+                                                                for f in scenario_files(data))
     for name, cascade in cascades.items():
+        if name not in router and name != base.router:
+            continue
         records[name] = run_scenarios(rows, cascade, services)
         results["scorers"][name] = routing_metrics(records[name])
         results["scorers"][name].update(s_eff_scorer=cascade.scorer, level_prior=cascade.level_prior)
     out.mkdir(parents=True, exist_ok=True)
     results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
-    if fitted_on and Path(fitted_on).exists():
+    if contributions and fitted_on and Path(fitted_on).exists():
         signals_only = base.replace(router="off", scorer="nll")
         train = run_scenarios(load_scenarios(fitted_on), signals_only, services)
         held_out = run_scenarios(rows, signals_only, services)
         results["signal_contributions"] = signal_contributions(train, held_out)
-    shipped = records["calibrated"]
+    shipped = records.get(base.router) or next(iter(records.values()))
     _log_to_langsmith("scenarios", [
         {"id": r.id, "inputs": {"history": row["history"], "probe": row["probe"], "query": row["query"]},
          "reference": {"expected_level": row["expected_level"], "current": row["current"],
@@ -94,6 +113,16 @@ def scenarios(
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     write_scenario_report(results, out)
     typer.echo((out / "report.md").read_text(encoding="utf-8"))
+
+
+def _relation_without_cue_path(model: Path, out: Path) -> Path:
+    """A copy of the relation model whose thresholds are those chosen without the cue path (ablation)."""
+    spec = json.loads(model.read_text(encoding="utf-8"))
+    spec["thresholds"] = spec.get("thresholds_without_cue_path") or {**spec.get("thresholds", {}), "cue": 1.01}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "relation-without-cue-path.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    return path
 
 
 @app.command()
@@ -124,6 +153,20 @@ def calibrate(
         metrics = routing_metrics(evaluated)
         typer.echo(f"held-out {evaluate}: routing accuracy {metrics['routing_accuracy']:.3f}, "
                    f"macro-F1 {metrics['macro_f1']:.3f}, current-over-outdated {metrics['current_over_outdated']}")
+
+
+@app.command("fit-relation")
+def fit_relation_command(
+    out: Path = typer.Option(Path("pcm/calibration/relation.json"), help="relation model file to write"),
+    dev: list[Path] = typer.Option([DEV_SCENARIOS, DEV2_SCENARIOS], help="dev scenario files for the thresholds"),
+    lm_pairs: int = typer.Option(0, help="also compare the causal LM's hidden states on this many pairs (slow)"),
+) -> None:
+    """Fit the pair relation model on training/relation_pairs (group-held-out accuracy per label, kind
+    and language for each input variant) and choose the pair router's thresholds on the dev files."""
+    from evals.relation_fit import fit_relation
+
+    _setup_logging()
+    fit_relation(out, dev, lm_pairs, report=typer.echo)
 
 
 @app.command()

@@ -26,16 +26,19 @@ def write_scenario_report(results: dict, out: Path) -> None:
              f"fitted on `{results.get('calibration_fitted_on')}`. Default scorer `{results['default_scorer']}`, "
              f"router `{results['default_router']}`.", "",
              "| routing | accuracy | macro-F1 | accuracy per language | current over outdated "
-             "| … per language | dense baseline: current over outdated | LLM calls per probe | level sources |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| … per language | dense baseline: current over outdated (per language) | supersession hit rate "
+             "| supersession precision | false alarms (low → high) | LLM calls per probe | level sources |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, m in results["scorers"].items():
-        label = name if name.startswith("calibrated") else f"{name} + thresholds"
+        label = name if name.startswith(("calibrated", "pair")) else f"{name} + thresholds"
+        dense = ", ".join(f"{k} {v:.2f}" for k, v in m.get("dense_current_over_outdated_per_language", {}).items())
         languages = ", ".join(f"{k} {v:.2f}" for k, v in m["per_language"].items())
         revisions = ", ".join(f"{k} {v:.2f}" for k, v in m.get("current_over_outdated_per_language", {}).items())
         sources = ", ".join(f"{k} {v}" for k, v in m.get("level_sources", {}).items())
         lines.append(f"| {label} | {_fmt(m['routing_accuracy'])} | {_fmt(m['macro_f1'])} | {languages} | "
-                     f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} | "
-                     f"{_fmt(m.get('llm_calls_per_probe'))} | {sources} |")
+                     f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} "
+                     f"({dense}) | {_fmt(m.get('supersession_hit_rate'))} | {_fmt(m.get('supersession_precision'))} | "
+                     f"{_fmt(m.get('false_alarms_low'))} | {_fmt(m.get('llm_calls_per_probe'))} | {sources} |")
     for name, m in results["scorers"].items():
         lines += ["", f"Confusion, {name} (rows expected, columns taken: low, medium, high): `{m['confusion']}`"]
     if results.get("signal_contributions"):
@@ -47,7 +50,7 @@ def write_scenario_report(results: dict, out: Path) -> None:
               "outdated fact (shipped router):", "", "![weight trajectories](weights.png)", ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
     _plot_s_eff(results, out / "s_eff.png")
-    _plot_weight_trajectories(results.get("records", {}).get("calibrated", []), out / "weights.png")
+    _plot_weight_trajectories(results.get("records", {}).get(results["default_router"], []), out / "weights.png")
 
 
 def _plot_s_eff(results: dict, path: Path) -> None:

@@ -4,7 +4,8 @@ For each scenario: fresh memory (its own user namespace), replay `history`, proc
 `probe`, record S_raw, H(C), S_eff and the level taken; then retrieve for `query` and
 check that the best memory containing `current` ranks above every memory containing
 `outdated`. The plain dense baseline (MiniLM over the raw messages) is scored on the
-same check in the same run.
+same check in the same run. When the probe is corrected, the memories it superseded are
+kept, to score whether the right one (holding `outdated`) was retired.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ class ScenarioRecord:
     weights: dict
     trajectory: list[dict]
     llm_calls: int = 0
+    superseded: list[str] | None = None
+    outdated: str | None = None
+    kind: str | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -114,7 +118,7 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
         ctx = ctx.replace(data_dir=folder)
         services = Services(ctx) if services is None else services.with_context(ctx)
         pcm = PCM(ctx, services, checkpointer=InMemorySaver())
-        for scenario in tqdm(scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=not progress):
+        for scenario in tqdm(scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=None if progress else True):
             user = f"scenario-{scenario['id']}"
             trajectory = []
             for message in [*scenario["history"], scenario["probe"]]:
@@ -135,8 +139,14 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 dense_current_over_outdated=current_wins(dense, scenario["current"], scenario.get("outdated"))
                 if is_high else None,
                 weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}, trajectory=trajectory,
-                llm_calls=(out.get("llm_usage") or {}).get("calls", 0)))
+                llm_calls=(out.get("llm_usage") or {}).get("calls", 0),
+                superseded=superseded_by(graph, out["changes"][0]["node_id"]) if out.get("agent") == "correction" else None, outdated=scenario.get("outdated"), kind=scenario.get("kind")))
     return records
+
+
+def superseded_by(graph, node_id: str) -> list[str]:
+    """The contents of the memories that `node_id` supersedes."""
+    return [graph.node(e.target).content for e in graph.edges() if e.source == node_id and e.relation == "supersedes"]
 
 
 def _tracked_weights(graph, scenario: dict) -> dict:
@@ -153,8 +163,38 @@ def _tracked_weights(graph, scenario: dict) -> dict:
     return found
 
 
+def holds(content: str, needle: str | None) -> bool:
+    return bool(needle) and needle.lower() in content.lower()
+
+
+def supersession_metrics(records: list[ScenarioRecord]) -> dict:
+    """How corrections chose what to retire, and how often a statement that revises nothing was corrected.
+
+    - supersession_hit_rate: of the "high" scenarios (with an `outdated` value) whose probe was
+      corrected, the share whose superseded memories include the one holding `outdated` (issue 8's
+      "supersession precision");
+    - supersession_precision: of all memories superseded on those probes, the share holding `outdated`;
+    - false_alarms_low: the share of "low" scenarios routed to correction (and of those marked
+      `kind: trap`, when a file marks them).
+    """
+    corrected = [r for r in records if r.expected == "high" and r.outdated and r.superseded is not None]
+    superseded = [holds(c, r.outdated) for r in corrected for c in r.superseded]
+    lows = [r for r in records if r.expected == "low"]
+    traps = [r for r in lows if r.kind == "trap"]
+    return {
+        "supersession_hit_rate": float(np.mean([any(holds(c, r.outdated) for c in r.superseded)
+                                                for r in corrected])) if corrected else None,
+        "supersession_precision": float(np.mean(superseded)) if superseded else None,
+        "corrected_high_probes": len(corrected),
+        "superseded_memories": len(superseded),
+        "false_alarms_low": float(np.mean([r.level == "high" for r in lows])) if lows else None,
+        "false_alarms_trap": float(np.mean([r.level == "high" for r in traps])) if traps else None,
+    }
+
+
 def routing_metrics(records: list[ScenarioRecord]) -> dict:
-    """3-way accuracy, macro-F1, confusion matrix (rows expected, columns taken; low/medium/high)."""
+    """3-way accuracy, macro-F1, confusion matrix (rows expected, columns taken; low/medium/high),
+    current-over-outdated per language (PCM and the dense baseline), supersession and false alarms."""
     index = {level: i for i, level in enumerate(LEVELS)}
     confusion = np.zeros((3, 3), dtype=int)
     for r in records:
@@ -179,6 +219,11 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
             lang: float(np.mean(wins)) for lang in languages
             if (wins := [r.current_over_outdated for r in records
                          if r.lang == lang and r.current_over_outdated is not None])},
+        "dense_current_over_outdated_per_language": {
+            lang: float(np.mean(wins)) for lang in languages
+            if (wins := [r.dense_current_over_outdated for r in records
+                         if r.lang == lang and r.dense_current_over_outdated is not None])},
+        **supersession_metrics(records),
         "confusion": confusion.tolist(),
         "llm_calls_per_probe": float(np.mean([r.llm_calls for r in records])) if records else 0.0,
         "level_sources": {s: sum(r.level_source == s for r in records)

@@ -25,12 +25,13 @@ import yaml
 
 DEFAULT_DOMAINS = ("Coding", "Academic", "Personal", "Casual", "Professional")
 SCORERS = ("nll", "nll_delta", "hybrid")
-ROUTERS = ("calibrated", "threshold", "off")
+ROUTERS = ("pair", "calibrated", "threshold", "off")
 GRAPH_STORES = ("sqlite", "postgres")
 VECTOR_STORES = ("chroma", "chroma-server")
 CHECKPOINTERS = ("sqlite", "postgres")
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_CALIBRATION = PACKAGE_DIR / "calibration" / "default.json"
+DEFAULT_RELATION_MODEL = PACKAGE_DIR / "calibration" / "relation.json"
 
 #: Band edges per scorer, on that scorer's scale, before any calibration file:
 #: nll from the README's config (1.0 / 3.0 nats per token), hybrid from the
@@ -57,13 +58,14 @@ class PCMContext:
     intent_smoothing: float = 0.5
     confidence_smoothing: bool = True
     scorer: str = "hybrid"
-    router: str = "calibrated"
+    router: str = "pair"
     theta_low: float | None = None
     theta_high: float | None = None
     surprise_lambda: float = 0.3
     hybrid_alpha: float = 0.6
     surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
+    relation_top_k: int = 3
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
     # Layer 2: retrieval and weights
     top_k: int = 10
@@ -92,6 +94,7 @@ class PCMContext:
     surprise_model: str = ""
     surprise_model_file: str = ""
     calibration_file: str = ""
+    relation_model_file: str = ""
     llm_model: str = ""
     llm_base_url: str = ""
     llm_timeout: float = 30.0
@@ -135,8 +138,8 @@ class PCMContext:
             raise ValueError("level_prior needs three positive numbers (low, medium, high)")
         if self.beta < 0 or self.gamma < 0:
             raise ValueError("beta and gamma must not be negative")
-        if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1:
-            raise ValueError("token_budget >= 16, eviction_size >= 1 and top_k >= 1 are required")
+        if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1 or self.relation_top_k < 1:
+            raise ValueError("token_budget >= 16, eviction_size >= 1, top_k >= 1 and relation_top_k >= 1 are required")
         if self.llm_timeout <= 0 or self.llm_turn_deadline <= 0 or self.llm_cooldown < 0:
             raise ValueError("llm_timeout and llm_turn_deadline must be positive, llm_cooldown not negative")
         if min(self.llm_max_retries, self.llm_max_tokens, self.llm_topics) < 0 or self.llm_breaker_failures < 1 \
@@ -158,6 +161,10 @@ class PCMContext:
     @property
     def calibration_path(self) -> Path:
         return Path(self.calibration_file) if self.calibration_file else DEFAULT_CALIBRATION
+
+    @property
+    def relation_model_path(self) -> Path:
+        return Path(self.relation_model_file) if self.relation_model_file else DEFAULT_RELATION_MODEL
 
     def thresholds(self) -> tuple[float, float]:
         """θ_low, θ_high of the active scorer: explicit settings, else calibration, else spec."""

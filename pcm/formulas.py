@@ -210,3 +210,26 @@ def bm25_term_scores(idf, term_frequency, length, average_length, k1: float, b: 
     order of operations as `bm25s`, so the float results are identical to its index.
     """
     return idf * (term_frequency / (k1 * ((1 - b) + b * length / average_length) + term_frequency))
+
+
+def pair_level(contradiction: float, consistent: float, cue_high: float, tau_contradiction: float,
+               tau_consistent: float, tau_cue: float) -> str:
+    """The pair router's level from the relation model's verdicts over the retrieved memories:
+
+        high    if max_m P(contradiction | m, u) ≥ τ_c,
+                or if P_cue(high | u) ≥ τ_cue and max_m P(consistent | m, u) < τ_l
+        low     else if max_m P(consistent | m, u) ≥ τ_l
+        medium  otherwise (nothing retrieved is contradicted or confirmed: the input is new).
+
+    `contradiction` and `consistent` are the maxima over the judged memories m. `cue_high` is the
+    cue router's P(high) (the calibrated cheap router over change cues and similarities): it
+    catches explicit revisions whose subject the encoder does not relate to the memory ("quit
+    programming" against "Python backend developer", cosine 0.27), unless the relation model
+    finds the input confirmed. τ_c, τ_l and τ_cue are chosen on the dev scenario files by
+    `python -m evals fit-relation` (τ_cue > 1 switches the cue path off).
+    """
+    if contradiction >= tau_contradiction or (cue_high >= tau_cue and consistent < tau_consistent):
+        return "high"
+    if consistent >= tau_consistent:
+        return "low"
+    return "medium"

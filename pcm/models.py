@@ -106,6 +106,8 @@ class SurprisalPacket(BaseModel):
     level_probabilities: dict[str, float] = Field(default_factory=dict)
     signals: dict[str, float] = Field(default_factory=dict)
     retrieved_context: list[str] = Field(default_factory=list)
+    relations: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """The relation model's P(consistent/novel/contradiction) of the input to each judged memory, by id."""
 
 
 class RetrievedMemory(BaseModel):

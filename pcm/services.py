@@ -86,7 +86,7 @@ class Services:
 
     def monitor(self, llm: LLMClient | None) -> SurpriseMonitor:
         """The surprise monitor asking `llm` (a turn's client, with its deadline) when it needs the LLM."""
-        return SurpriseMonitor(self.language_model, llm)
+        return SurpriseMonitor(self.language_model, llm, self.embedder)
 
     @cached_property
     def store(self) -> MemoryStore:

@@ -115,6 +115,19 @@ def test_bm25_idf_and_term_score_follow_the_lucene_variant():
     # a document of average length: tf / (k1 + tf); longer documents score lower
     assert f.bm25_term_scores(2.0, 1.0, 5, 5.0, 1.5, 0.75) == pytest.approx(2.0 * 1.0 / (1.5 + 1.0))
     assert f.bm25_term_scores(2.0, 1.0, 10, 5.0, 1.5, 0.75) < f.bm25_term_scores(2.0, 1.0, 5, 5.0, 1.5, 0.75)
+
+
+def test_pair_level_reads_contradiction_first_then_confirmation():
+    assert f.pair_level(0.7, 0.9, 0.0, 0.6, 0.5, 0.8) == "high"
+    assert f.pair_level(0.59, 0.5, 0.0, 0.6, 0.5, 0.8) == "low"
+    assert f.pair_level(0.3, 0.49, 0.0, 0.6, 0.5, 0.8) == "medium"
+    assert f.pair_level(0.6, 0.0, 0.0, 0.6, 0.5, 0.8) == "high"
+    # the cue router's confident "high" counts unless the input is found confirmed
+    assert f.pair_level(0.1, 0.2, 0.9, 0.6, 0.5, 0.8) == "high"
+    assert f.pair_level(0.1, 0.6, 0.9, 0.6, 0.5, 0.8) == "low"
+    assert f.pair_level(0.1, 0.2, 0.9, 0.6, 0.5, 1.01) == "medium"
+
+
 def test_mix_is_a_convex_combination():
     assert f.mix(1.0, 3.0, 0.5) == pytest.approx(2.0)
     assert f.mix(1.0, 3.0, 0.0) == 1.0 and f.mix(1.0, 3.0, 1.0) == 3.0

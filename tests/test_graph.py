@@ -196,7 +196,7 @@ def test_malformed_llm_replies_fall_back_to_the_offline_path(ctx):
     out = pcm.process(PROBE, user_id="m")
     assert out["agent"] == "profiling"
     hypothesis = next(n for n in pcm.memory("m").nodes() if n.type.value == "hypothesis")
-    assert hypothesis.content.startswith("Possibly a new direction")
+    assert hypothesis.content.startswith("Possibly the user is taking up")
     assert out["llm_usage"]["failures"] >= 2
     assert out["intent"]["label"] in ctx.domains
 

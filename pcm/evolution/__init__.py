@@ -13,6 +13,8 @@ from datetime import datetime
 from pcm.config import PCMContext
 from pcm.models import MemoryChange, MemoryNode, MemorySource, NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+from pcm.world.text import has_cjk
+
 
 
 @dataclass
@@ -61,3 +63,27 @@ def related_memories(retrieved: list[RetrievedMemory], ctx: PCMContext, relative
     floor = max(ctx.related_min_similarity, relative * best)
     related = [m for m in hits if m.similarity >= floor]
     return sorted(related, key=lambda m: -m.score)[:ctx.max_related]
+
+
+#: Zipf frequency (log10 of occurrences per billion words, `wordfreq`) from which a word counts as
+#: common in general use: 4.0 is once per 100,000 words ("lately" 4.4, "learning" 4.9, "bread" 4.5,
+#: "pottery" 3.7, "Rust" 3.7; 最近 5.3, 陶艺 2.6).
+COMMON_WORD_ZIPF = 4.0
+
+
+def is_common_word(word: str) -> bool:
+    """True for a word frequent in general English or Chinese (Zipf ≥ COMMON_WORD_ZIPF)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "zh" if has_cjk(word) else "en") >= COMMON_WORD_ZIPF
+
+
+def informative_keywords(graph: WeightedKnowledgeGraph, words: list[str]) -> list[str]:
+    """The words (order kept) that say what something is about: rare in the user's memory
+    (`informative_words`) and not common in general use (`is_common_word`)."""
+    rare = graph.informative_words(words)
+    return [w for w in words if w in rare and not is_common_word(w)]
+
+
+def closest_memory(retrieved: list[RetrievedMemory]) -> RetrievedMemory | None:
+    return next((m for m in retrieved if m.via == "search"), None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pcm.config import PCMContext
 from pcm.evolution import TurnInfo, related_memories, write_memory
+from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import decay_weight
 from pcm.llm import RelationJudgement
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
@@ -15,11 +16,16 @@ CONFLICT_MIN_SIMILARITY = 0.1
 
 
 def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
-                   judgement: RelationJudgement | None = None, speaker: str | None = None) -> list[RetrievedMemory]:
+                   judgement: RelationJudgement | None = None, speaker: str | None = None,
+                   relations: dict[str, dict[str, float]] | None = None,
+                   tau_contradiction: float = 0.5) -> list[RetrievedMemory]:
     """The memories the input contradicts.
 
-    With an LLM judgement: the retrieved memories it names. Offline (or if it names
-    none that were retrieved): the best-matching retrieved fact (the turn was already
+    With an LLM judgement: the retrieved memories it names. Else, with the relation model's
+    verdicts (`relations`, P(relation) per judged memory id): exactly the memories whose
+    P(contradiction) reaches `tau_contradiction`. If none does (the cue path or another router
+    called the turn a contradiction, the relation model did not) or there are no verdicts:
+    the best-matching retrieved fact (the turn was already
     judged a contradiction, so its closest fact is the prime suspect, unless it is
     plainly unrelated, below CONFLICT_MIN_SIMILARITY), plus other facts about the same
     subject within a tight band around it (decaying costs more than reinforcing).
@@ -31,6 +37,12 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
         named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]
         if named:
             return named
+    if relations:
+        judged = {m.id: m for m in retrieved if m.id in relations}
+        contradicted = sorted((i for i in judged if relations[i]["contradiction"] >= tau_contradiction),
+                              key=lambda i: -relations[i]["contradiction"])
+        if contradicted:
+            return [judged[i] for i in contradicted][:ctx.max_related]
     facts = [m for m in retrieved if m.via == "search" and m.type == NodeType.FACT
              and m.speaker == speaker]
     if not facts:
@@ -57,6 +69,7 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
     """Decay each conflicting memory, write the input as a FACT (w = correction_weight), link supersedes.
 
     With nothing to correct, the input is kept as a plain observation (w = observation_weight).
+    Unconfirmed hypotheses time-decay on this turn as on every other.
     """
     with graph.lock:
         changes = []
@@ -76,4 +89,4 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
         for memory in conflicts:
             graph.add_edge(MemoryEdge(source=node.id, target=memory.id, relation="supersedes",
                                       weight=ctx.correction_weight, timestamp=info.timestamp))
-        return node.id, changes
+        return node.id, [*changes, *decay_hypotheses(graph, info, [], ctx)]

@@ -3,13 +3,16 @@ and let unconfirmed hypotheses fade with time.
 
 Supported memories are the retrieved ones of the same speaker about the same subject (sharing
 an informative word), plus hypotheses whose evidence keywords the input uses (implicit
-verification: the user's own later words confirm a hypothesis; nobody has to ask).
+verification: the user's own later words confirm a hypothesis; nobody has to ask). Keywords
+common in general use ("lately", "learning") confirm nothing, even in hypotheses written
+before that rule. Hypotheses time-decay on every turn (`decay_hypotheses`, called by each
+branch); the confirmed ones, whose weight rose this turn, are spared.
 """
 
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.evolution import TurnInfo, related_memories, write_memory
+from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
 from pcm.formulas import reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
@@ -30,7 +33,7 @@ def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved:
                  if m.speaker == info.speaker and informative & set(content_words(m.content))]
     words |= {w.lower() for w in info.text.split()}
     for node in graph.nodes(types=[NodeType.HYPOTHESIS], include_dormant=False):
-        if node.id not in supported and words & set(node.keywords):
+        if node.id not in supported and words & {k for k in node.keywords if not is_common_word(k)}:
             supported.append(node.id)
     return supported
 
@@ -54,7 +57,8 @@ def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str
 
 def decay_hypotheses(graph: WeightedKnowledgeGraph, info: TurnInfo, confirmed: list[str], ctx: PCMContext
                      ) -> list[MemoryChange]:
-    """w ← w·exp(−γ·Δt) for every hypothesis not confirmed now, Δt in days since its last decay."""
+    """w ← w·exp(−γ·Δt) for every hypothesis not in `confirmed` (those whose weight rose this turn),
+    Δt in days since its last decay. Called on every turn, whichever branch it took."""
     changes = []
     with graph.lock:
         for node in graph.nodes(types=[NodeType.HYPOTHESIS], include_dormant=False):

@@ -1,16 +1,20 @@
 """Profiling (medium surprise): keep the novel observation and write a HYPOTHESIS about the user.
 
 w_init = σ(S_eff) mapped into [0.3, 0.5]; `derived_from` edges to the observation and
-the closest memory. Offline, the hypothesis is built from the input and the closest
-memory, with the input's new words as evidence keywords: a later turn that uses them
-confirms it (implicit verification, see maintenance). With an LLM it comes from an
-internal monologue.
+the closest memory. Offline, the hypothesis states what the input suggests: an interest
+in, or a new direction towards, its informative new words ("Possibly taking up
+pottery, wheel (Personal)"), which are also its evidence keywords: a later turn that uses
+them confirms it (implicit verification, see maintenance). Evidence keywords are
+informative words only (`informative_keywords`): rare in the user's memory and rare in
+general use, so "lately" or "learning" confirm nothing. With an LLM the hypothesis comes
+from an internal monologue.
 """
 
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.evolution import TurnInfo, write_memory
+from pcm.evolution import TurnInfo, closest_memory, informative_keywords, write_memory
+from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import hypothesis_weight
 from pcm.llm import HypothesisDraft, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
@@ -19,31 +23,29 @@ from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.text import content_words, extract_entities
 
 AGENT = "profiling"
-
-
-def closest_memory(retrieved: list[RetrievedMemory]) -> RetrievedMemory | None:
-    return next((m for m in retrieved if m.via == "search"), None)
-
-
-def draft_hypothesis(info: TurnInfo, retrieved: list[RetrievedMemory], llm: LLMClient | None) -> HypothesisDraft:
+def draft_hypothesis(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
+                     llm: LLMClient | None) -> HypothesisDraft:
     closest = closest_memory(retrieved)
     if llm is not None:
         draft = llm.structured(HypothesisDraft, HYPOTHESIS_SYSTEM, relation_prompt(info.text, retrieved))
         if draft is not None and draft.hypothesis.strip():
             return draft
-    known = set(content_words(closest.content)) if closest else set()
-    keywords = [w for w in dict.fromkeys(extract_entities(info.text) + content_words(info.text))
-                if w.lower() not in known][:6]
+    known = {w.lower() for w in content_words(closest.content)} if closest else set()
+    new_words = [w for w in dict.fromkeys(w.lower() for w in extract_entities(info.text) + content_words(info.text))
+                 if w not in known]
+    keywords = informative_keywords(graph, new_words)[:6]
+    who = info.speaker or "the user"
+    topic = ", ".join(keywords[:4]) if keywords else info.text[:120]
+    domain = f" ({info.domain})" if info.domain else ""
     return HypothesisDraft(monologue="offline: novel input that contradicts nothing retrieved",
-                           hypothesis=f"Possibly a new direction{' for ' + info.speaker if info.speaker else ''}: "
-                                      f"{info.text[:240]}",
+                           hypothesis=f"Possibly {who} is taking up or turning towards: {topic}{domain}",
                            evidence_keywords=keywords)
 
 
 def apply_profiling(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
                     packet: SurprisalPacket, ctx: PCMContext, llm: LLMClient | None
                     ) -> tuple[str, list[MemoryChange]]:
-    draft = draft_hypothesis(info, retrieved, llm)
+    draft = draft_hypothesis(graph, info, retrieved, llm)
     weight = hypothesis_weight(packet.s_eff, packet.theta_low, packet.theta_high,
                                ctx.hypothesis_min_weight, ctx.hypothesis_max_weight)
     with graph.lock:
@@ -58,4 +60,4 @@ def apply_profiling(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: li
         if closest is not None:
             graph.add_edge(MemoryEdge(source=hypothesis.id, target=closest.id, relation="derived_from",
                                       weight=weight, timestamp=info.timestamp))
-        return observation.id, [observed, hypothesised]
+        return observation.id, [observed, hypothesised, *decay_hypotheses(graph, info, [hypothesis.id], ctx)]

@@ -11,6 +11,7 @@ from pcm.evolution.profiling import apply_profiling
 from pcm.llm import RelationJudgement
 from pcm.models import RetrievedMemory, SurprisalPacket
 from pcm.nodes import dump, memories, thread_of, turn_info, turn_llm, usage_update, user_of
+from pcm.perception.relation import load_relation_model
 from pcm.services import Services
 from pcm.state import PCMState
 
@@ -43,7 +44,10 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
     llm = turn_llm(state, ctx, services)
     if judgement is None and llm is not None:
         judgement = services.monitor(llm).judge(state["user_input"], retrieved)
-    return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement, speaker=state.get("speaker"))),
+    relations = (state.get("surprisal") or {}).get("relations") or {}
+    tau = load_relation_model(ctx.relation_model_path).thresholds.contradiction if relations else 0.5
+    return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement, speaker=state.get("speaker"),
+                                             relations=relations, tau_contradiction=tau)),
             "judgement": judgement.model_dump(mode="json") if judgement else None, **usage_update(state, llm)}
 
 

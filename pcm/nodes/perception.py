@@ -49,7 +49,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     llm = turn_llm(state, ctx, services)
     intent = classify_intent(text, [t["content"] for t in window[-RECENT_TURNS:]], services.intent_router, ctx, llm)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
-    packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx)
+    packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx, speaker=state.get("speaker"))
     forced = state.get("force_level")
     if forced:
         packet = packet.model_copy(update={"level": forced, "level_source": "forced"})

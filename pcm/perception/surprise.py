@@ -13,7 +13,12 @@ with θ_low/θ_high; `calibrated` feeds all signals (cue families from
 `pcm.perception.cues`, retrieval similarities, the LM's NLL) to a small multinomial
 logistic model fitted by `python -m evals calibrate` (no model in the calibration file
 falls back to thresholds) and, in a cascade, asks the LLM (when configured) only about
-turns the model is unsure of.
+turns the model is unsure of; `pair` asks the relation model (`pcm.perception.relation`)
+how the input relates to each of the few best-matching facts of the same speaker and
+routes on its verdicts (`pcm.formulas.pair_level`), the LLM judging the pairs it is
+unsure of. Whenever the relation model is available its verdicts are kept in the packet
+(`relations`, and the maxima among the signals), so a correction can supersede exactly
+the memories judged contradicted.
 """
 
 from __future__ import annotations
@@ -24,12 +29,15 @@ import math
 import numpy as np
 
 from pcm.config import PCMContext, load_calibration
-from pcm.formulas import LEVELS, effective_surprisal, hybrid_surprisal, retrieval_entropy, softmax, surprise_level
+from pcm.formulas import (LEVELS, effective_surprisal, hybrid_surprisal, pair_level, retrieval_entropy, softmax,
+                          surprise_level)
 from pcm.llm import LLMClient, RelationJudgement
 from pcm.models import NodeType, RetrievedMemory, SurprisalPacket
 from pcm.perception.cues import cue_counts, is_request
 from pcm.perception.language_model import CausalLMScorer
+from pcm.perception.relation import RELATIONS, load_relation_model
 from pcm.prompts import RELATION_SYSTEM, relation_prompt
+from pcm.world.embeddings import Embedder
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
@@ -75,10 +83,39 @@ class RouterModel:
         return dict(zip(self.classes, fitted.tolist()))
 
 
+def judged_facts(memories: list[RetrievedMemory], speaker: str | None, limit: int) -> list[RetrievedMemory]:
+    """The memories the relation model judges: the `limit` most similar directly retrieved facts
+    of the same speaker (one person's words neither confirm nor revise another's facts)."""
+    facts = [m for m in memories if m.via == "search" and m.type == NodeType.FACT
+             and m.speaker == speaker]
+    return sorted(facts, key=lambda m: -m.similarity)[:limit]
+
+
+def relation_signals(relations: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The maxima over the judged memories of each relation's probability (0 with none judged)."""
+    return {f"relation_{r}": max((p[r] for p in relations.values()), default=0.0) for r in RELATIONS}
+
+
 class SurpriseMonitor:
-    def __init__(self, language_model: CausalLMScorer, llm: LLMClient | None = None):
+    def __init__(self, language_model: CausalLMScorer, llm: LLMClient | None = None,
+                 embedder: Embedder | None = None):
         self.language_model = language_model
         self.llm = llm
+        self.embedder = embedder
+
+    def relations(self, text: str, memories: list[RetrievedMemory], speaker: str | None,
+                  ctx: PCMContext) -> dict[str, dict[str, float]]:
+        """P(consistent/novel/contradiction) of `text` against each judged memory (`judged_facts`),
+        by memory id; {} when no relation model is available (no file, no embedder)."""
+        if self.embedder is None or not ctx.relation_model_path.is_file():
+            return {}
+        judged = judged_facts(memories, speaker, ctx.relation_top_k)
+        if not judged:
+            return {}
+        model = load_relation_model(ctx.relation_model_path)
+        vectors = self.embedder.encode([*(m.content for m in judged), text])
+        verdicts = model.judge(vectors[:-1], vectors[-1], [m.content for m in judged], text)
+        return {m.id: verdict for m, verdict in zip(judged, verdicts)}
 
     def cheap_signals(self, text: str, memories: list[RetrievedMemory]) -> dict[str, float]:
         """Signals that need no language model (CHEAP_FEATURES).
@@ -127,7 +164,8 @@ class SurpriseMonitor:
         return self.llm.structured(RelationJudgement, RELATION_SYSTEM, relation_prompt(text, memories))
 
     def measure(self, text: str, memories: list[RetrievedMemory], recent: str, ctx: PCMContext,
-                judgement: RelationJudgement | None = None) -> tuple[SurprisalPacket, RelationJudgement | None]:
+                judgement: RelationJudgement | None = None, speaker: str | None = None
+                ) -> tuple[SurprisalPacket, RelationJudgement | None]:
         """The packet for `text` given the retrieved `memories`, and any LLM judgement made for it.
 
         Cascade (router `calibrated`): the cheap router settles confident turns without the
@@ -136,13 +174,19 @@ class SurpriseMonitor:
         is configured, so the LLM is asked only about the ambiguous turns. Without an LLM, an
         uncertain "high" (correction decays memories) falls back to the likelier of the
         non-destructive levels. Router `threshold` compares S_eff with θ_low/θ_high, asking the
-        LLM for the hybrid scorer's conflict score on every turn. A question or request to the
+        LLM for the hybrid scorer's conflict score on every turn. Router `pair`: `pair_level` over
+        the relation model's verdicts; when the decided level's probability is below
+        `cascade_confidence` and an LLM is configured, the LLM judges the pairs. A question or request to the
         assistant (`is_request`) claims nothing about the user: it is kept as an observation
         (low) and never becomes a hypothesis or a correction.
         """
         context = _context_text(memories, recent)
         signals = self.cheap_signals(text, memories)
-        calibration = load_calibration(ctx.calibration_path) if ctx.router == "calibrated" else {}
+        relations = self.relations(text, memories, speaker, ctx)
+        signals.update(relation_signals(relations))
+        calibration = load_calibration(ctx.calibration_path) if ctx.router != "threshold" else {}
+        if calibration.get("router_cheap"):
+            signals["cue_router_high"] = RouterModel(calibration["router_cheap"]).probabilities(signals)["high"]
         level, source, probabilities = None, "threshold", {}
         if ctx.router == "off":
             level, source = "low", "routing-off"
@@ -150,6 +194,9 @@ class SurpriseMonitor:
             level, source = "low", "empty-retrieval"
         elif is_request(text):
             level, source = "low", "request"
+        elif ctx.router == "pair":
+            level, source, probabilities, judgement = self._pair_route(text, memories, relations, signals, ctx,
+                                                                       judgement)
         elif ctx.router == "calibrated" and calibration.get("router_cheap"):
             probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals, ctx.level_prior)
             best = max(probabilities, key=probabilities.get)
@@ -181,8 +228,31 @@ class SurpriseMonitor:
         packet = SurprisalPacket(
             content=text, scorer=ctx.scorer, s_raw=s_raw, retrieval_entropy=entropy, s_eff=s_eff,
             theta_low=theta_low, theta_high=theta_high, level=level, level_source=source,
-            level_probabilities=probabilities, signals=signals, retrieved_context=[m.id for m in memories])
+            level_probabilities=probabilities, signals=signals, retrieved_context=[m.id for m in memories],
+            relations=relations)
         return packet, judgement
+
+    def _pair_route(self, text: str, memories: list[RetrievedMemory], relations: dict[str, dict[str, float]],
+                    signals: dict[str, float], ctx: PCMContext, judgement: RelationJudgement | None
+                    ) -> tuple[str, str, dict[str, float], RelationJudgement | None]:
+        """(level, source, level probabilities, judgement) of the pair router."""
+        if not relations:
+            if not ctx.relation_model_path.is_file():
+                raise FileNotFoundError(f"router 'pair' needs a relation model at {ctx.relation_model_path}")
+            return "low", "no-own-facts", {}, judgement
+        tau = load_relation_model(ctx.relation_model_path).thresholds
+        contradiction, consistent = signals["relation_contradiction"], signals["relation_consistent"]
+        level = pair_level(contradiction, consistent, signals.get("cue_router_high", 0.0), tau.contradiction,
+                           tau.consistent, tau.cue)
+        probabilities = {"high": contradiction, "low": consistent, "medium": signals["relation_novel"]}
+        confidence = {"high": contradiction, "low": consistent,
+                      "medium": 1.0 - max(contradiction, consistent)}[level]
+        if confidence < ctx.cascade_confidence and self.llm is not None:
+            judged = [m for m in memories if m.id in relations]
+            judgement = judgement or self.judge(text, judged)
+            if judgement is not None:
+                return _LEVEL_OF[judgement.relation], "llm", probabilities, judgement
+        return level, "pair", probabilities, judgement
 
 
 def _context_text(memories: list[RetrievedMemory], recent: str) -> str:

@@ -18,6 +18,23 @@ def record(expected, level, lang="en", revision=None):
                           dense_current_over_outdated=None, weights={}, trajectory=[])
 
 
+def test_supersession_and_false_alarms_on_a_hand_computed_example():
+    from evals.scenarios import supersession_metrics
+
+    right = record("high", "high", revision=True)
+    right.outdated, right.superseded = "Lyon", ["I live in Lyon.", "I like my job."]
+    wrong = record("high", "high", revision=False)
+    wrong.outdated, wrong.superseded = "vegan", ["I cook a lot."]
+    missed = record("high", "medium", revision=False)
+    missed.outdated = "Python"
+    trap = record("low", "high")
+    trap.kind = "trap"
+    m = supersession_metrics([right, wrong, missed, trap, record("low", "low")])
+    assert m["supersession_hit_rate"] == pytest.approx(1 / 2)      # 1 of the 2 corrected probes
+    assert m["supersession_precision"] == pytest.approx(1 / 3)     # 1 of the 3 superseded memories
+    assert m["false_alarms_low"] == pytest.approx(1 / 2) and m["false_alarms_trap"] == 1.0
+
+
 def test_routing_metrics_on_a_hand_computed_example():
     records = [record("low", "low"), record("low", "medium"), record("medium", "medium", "zh"),
                record("high", "high", revision=True), record("high", "low", revision=False)]
@@ -113,7 +130,12 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert result.exit_code == 0, result.output
     results = json.loads((out / "results.json").read_text())
     assert results["scenarios"] == 3 and results["default_scorer"] == "hybrid"
-    assert set(results["scorers"]) >= {"nll", "nll_delta", "hybrid", "calibrated"}
+    assert set(results["scorers"]) >= {"nll", "nll_delta", "hybrid", "calibrated", "pair", "pair-without-cue-path"}
+    shipped = results["scorers"][results["default_router"]]
+    assert results["default_router"] == "pair"
+    assert set(shipped) >= {"routing_accuracy", "macro_f1", "current_over_outdated",
+                            "current_over_outdated_per_language", "supersession_hit_rate", "supersession_precision",
+                            "false_alarms_low", "dense_current_over_outdated_per_language"}
     for metrics in results["scorers"].values():
         assert 0.0 <= metrics["routing_accuracy"] <= 1.0 and sum(map(sum, metrics["confusion"])) == 3
         assert metrics["current_over_outdated"] in (0.0, 1.0) and metrics["llm_calls_per_probe"] == 0.0

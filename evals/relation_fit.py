@@ -1,0 +1,271 @@
+"""Fit the relation model (`pcm.perception.relation`) on `training/relation_pairs/` and choose the pair
+router's thresholds on the dev scenario files.
+
+Split: the pairs come in groups (one memory, 5–6 statements); 20% of the groups (seeded) are held
+out for the reported accuracy, and 20% of the remaining groups are the validation split on which
+each input variant's regularisation C is chosen. The variant with the best validation accuracy is
+refitted on every pair and shipped. Added negatives: every statement is also paired with a memory
+of another life area in the same language (same side of the split), labelled novel, so that an
+unrelated memory is not read as confirmed or contradicted.
+
+Variants: feature blocks over the shipped encoder's vectors (see `pcm.perception.relation`), and,
+with `--lm-pairs N`, the last-token hidden state of the shipped causal LM over a prompt holding
+both texts, compared with the encoder on the same N pairs (the LM needs about 0.7 s per pair on
+this 2-core machine, so the full set does not fit in the fitting budget).
+
+Thresholds: τ_c, τ_l and τ_cue of `pcm.formulas.pair_level` maximise 3-way routing accuracy on the
+dev files' probes, whose signals are measured after replaying each history with routing off (as
+`evals.calibration` does for the calibrated router). The thresholds without the cue path (τ_cue
+off) are stored beside them for the benchmark's ablation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+
+from evals.calibration import file_digest
+from pcm.formulas import pair_level
+from pcm.perception.relation import RELATIONS, pair_features
+from pcm.world.knowledge_graph import atomic_write_text
+
+logger = logging.getLogger(__name__)
+TRAINING_DIR = Path(__file__).resolve().parents[1] / "training" / "relation_pairs"
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "encoder": ("product", "difference", "cosine"),
+    "encoder+cues": ("product", "difference", "cosine", "cues"),
+    "encoder+statement+cues": ("product", "difference", "statement", "cosine", "cues"),
+}
+C_GRID = (0.001, 0.003, 0.01, 0.03)
+HELD_OUT_SHARE = 0.2
+SEED = 0
+LM_PROMPT = "Earlier the user said: {memory}\nNow the user says: {statement}\nDoes this contradict what they said earlier?"
+
+
+def load_pairs(folder: Path = TRAINING_DIR) -> list[dict]:
+    rows = [json.loads(line) for file in sorted(folder.glob("*.jsonl"))
+            for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        if row.get("label") not in RELATIONS:
+            raise ValueError(f"pair {row.get('id')}: unknown label {row.get('label')!r}")
+    return rows
+
+
+def split_groups(rows: list[dict], share: float, seed: int) -> tuple[set[str], set[str]]:
+    """(kept, held-out) group names: `share` of the groups, chosen at random with `seed`."""
+    groups = sorted({r["group"] for r in rows})
+    random.Random(seed).shuffle(groups)
+    cut = int(len(groups) * share)
+    return set(groups[cut:]), set(groups[:cut])
+
+
+def with_negatives(rows: list[dict], held_out: set[str], seed: int) -> list[dict]:
+    """The pairs plus, for each, its statement against another area's memory (same language and
+    side of the split), labelled novel (kind `unrelated`)."""
+    rng = random.Random(seed)
+    memories = {r["group"]: (r["memory"], r["area"], r["lang"]) for r in rows}
+    negatives = []
+    for r in rows:
+        side = r["group"] in held_out
+        candidates = [g for g, (_, area, lang) in memories.items()
+                      if area != r["area"] and lang == r["lang"] and (g in held_out) == side]
+        memory = memories[rng.choice(candidates)][0]
+        negatives.append(dict(r, id=f"{r['id']}-unrelated", memory=memory, label="novel", kind="unrelated"))
+    return rows + negatives
+
+
+def encoder_features(rows: list[dict], blocks: tuple[str, ...], vectors: dict[str, np.ndarray]) -> np.ndarray:
+    return np.stack([pair_features(blocks, vectors[r["memory"]], vectors[r["statement"]], r["memory"],
+                                   r["statement"]) for r in rows])
+
+
+def fit_head(x: np.ndarray, labels: list[str], c: float) -> tuple[StandardScaler, LogisticRegression]:
+    scaler = StandardScaler().fit(x)
+    scaler.scale_[scaler.scale_ == 0] = 1.0
+    model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced").fit(scaler.transform(x), labels)
+    return scaler, model
+
+
+def breakdown(rows: list[dict], predicted: list[str]) -> dict:
+    """Accuracy overall and per label, kind and language (original pairs and added negatives apart)."""
+    def accuracy(selected: list[int]) -> dict:
+        return {"accuracy": round(float(np.mean([predicted[i] == rows[i]["label"] for i in selected])), 3),
+                "pairs": len(selected)} if selected else {"accuracy": None, "pairs": 0}
+    by: dict[str, dict] = {"all": accuracy(list(range(len(rows)))),
+                           "original_pairs": accuracy([i for i, r in enumerate(rows) if r["kind"] != "unrelated"])}
+    for field in ("label", "kind", "lang"):
+        values = sorted({r[field] for r in rows})
+        by[field] = {v: accuracy([i for i, r in enumerate(rows) if r[field] == v]) for v in values}
+    return by
+
+
+def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str], np.ndarray]:
+    """Last-token hidden state (middle and last layers, concatenated) of the shipped causal LM over
+    `LM_PROMPT` for each distinct pair."""
+    import torch
+
+    from pcm.perception.language_model import CausalLMScorer
+
+    scorer = CausalLMScorer()
+    tokenizer, model = scorer.tokenizer, scorer.model
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "right"
+    pairs = list(dict.fromkeys((r["memory"], r["statement"]) for r in rows))
+    found = {}
+    for start in range(0, len(pairs), batch):
+        chunk = pairs[start:start + batch]
+        encoded = tokenizer([LM_PROMPT.format(memory=m, statement=s) for m, s in chunk], return_tensors="pt",
+                            padding=True, truncation=True, max_length=192)
+        with torch.inference_mode():
+            hidden = model.model(**encoded, output_hidden_states=True).hidden_states
+        last = encoded["attention_mask"].sum(1) - 1
+        layers = (len(hidden) // 2, len(hidden) - 1)
+        for j, pair in enumerate(chunk):
+            found[pair] = np.concatenate([hidden[layer][j, last[j]].float().numpy() for layer in layers])
+    return found
+
+
+def compare_variants(train: list[dict], validation: list[dict], test: list[dict],
+                     vectors: dict[str, np.ndarray], report) -> dict:
+    """Each encoder variant: C chosen on validation, then refitted on train + validation and
+    scored on the held-out test groups."""
+    results = {}
+    for name, blocks in VARIANTS.items():
+        x_train, x_val = encoder_features(train, blocks, vectors), encoder_features(validation, blocks, vectors)
+        scores = {}
+        for c in C_GRID:
+            scaler, model = fit_head(x_train, [r["label"] for r in train], c)
+            scores[c] = float(np.mean(model.predict(scaler.transform(x_val)) == [r["label"] for r in validation]))
+        best_c = max(scores, key=scores.get)
+        kept = train + validation
+        scaler, model = fit_head(encoder_features(kept, blocks, vectors), [r["label"] for r in kept], best_c)
+        predicted = model.predict(scaler.transform(encoder_features(test, blocks, vectors))).tolist()
+        results[name] = {"blocks": list(blocks), "C": best_c, "validation_accuracy": round(scores[best_c], 3),
+                         "held_out": breakdown(test, predicted)}
+        report(f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
+               f"{results[name]['held_out']['all']['accuracy']:.3f}")
+    return results
+
+
+def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.ndarray], limit: int,
+                    blocks: tuple[str, ...], c: float, report) -> dict:
+    """LM hidden states against the encoder variant `blocks`, on the same `limit` pairs (a random
+    subset of whole groups), held-out groups as above, C as chosen for the encoder."""
+    rng = random.Random(SEED)
+    groups = sorted({r["group"] for r in rows})
+    rng.shuffle(groups)
+    chosen, total = set(), 0
+    sizes = defaultdict(int)
+    for r in rows:
+        sizes[r["group"]] += 1
+    for group in groups:
+        if total >= limit:
+            break
+        chosen.add(group)
+        total += sizes[group]
+    subset = [r for r in rows if r["group"] in chosen]
+    started = time.perf_counter()
+    hidden = lm_hidden_states(subset)
+    seconds = time.perf_counter() - started
+    train = [r for r in subset if r["group"] not in held_out]
+    test = [r for r in subset if r["group"] in held_out]
+    out = {"pairs": len(subset), "held_out_pairs": len(test), "lm_seconds_per_pair": round(seconds / len(hidden), 3)}
+    for name, featurise in (("lm-hidden", lambda rs: np.stack([hidden[(r["memory"], r["statement"])] for r in rs])),
+                            ("lm-hidden+cues", lambda rs: np.hstack([
+                                np.stack([hidden[(r["memory"], r["statement"])] for r in rs]),
+                                encoder_features(rs, ("cues",), vectors)])),
+                            ("encoder-same-pairs", lambda rs: encoder_features(rs, blocks, vectors))):
+        scaler, model = fit_head(featurise(train), [r["label"] for r in train], c)
+        predicted = model.predict(scaler.transform(featurise(test))).tolist()
+        out[name] = breakdown(test, predicted)
+        report(f"{name} on {len(subset)} pairs ({len(test)} held out): {out[name]['all']['accuracy']:.3f}")
+    return out
+
+
+def choose_thresholds(records: list, cue_path: bool = True) -> dict:
+    """(τ_c, τ_l, τ_cue) with the best routing accuracy of `pair_level` on the probes' signals
+    (ties: the larger thresholds, the cautious ones; τ_cue 1.01 is the cue path switched off,
+    the only value tried without `cue_path`)."""
+    grid = np.round(np.arange(0.30, 0.951, 0.025), 3)
+    signals = [(r.signals.get("relation_contradiction", 0.0), r.signals.get("relation_consistent", 0.0),
+                r.signals.get("cue_router_high", 0.0), r.expected) for r in records]
+    best = None
+    for tau_c in grid:
+        for tau_l in grid:
+            for tau_cue in [*grid, 1.01] if cue_path else [1.01]:
+                hits = sum(pair_level(c, k, q, tau_c, tau_l, tau_cue) == expected for c, k, q, expected in signals)
+                key = (hits, tau_cue, tau_c)
+                if best is None or key > best[0]:
+                    best = (key, float(tau_c), float(tau_l), float(tau_cue))
+    (hits, _, _), tau_c, tau_l, tau_cue = best
+    return {"contradiction": tau_c, "consistent": tau_l, "cue": tau_cue, "dev_accuracy": round(hits / len(records), 3),
+            "dev_probes": len(records)}
+
+
+def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print) -> dict:
+    from evals.scenarios import load_scenarios, run_scenarios
+    from pcm.config import load_context
+    from pcm.services import Services
+
+    started = time.perf_counter()
+    pairs = load_pairs()
+    kept_groups, held_out = split_groups(pairs, HELD_OUT_SHARE, SEED)
+    train_groups, validation_groups = split_groups([r for r in pairs if r["group"] in kept_groups],
+                                                   HELD_OUT_SHARE, SEED + 1)
+    rows = with_negatives(pairs, held_out, SEED)
+    ctx = load_context(router="off")
+    services = Services(ctx)
+    texts = list(dict.fromkeys(t for r in rows for t in (r["memory"], r["statement"])))
+    vectors = dict(zip(texts, services.embedder.encode(texts)))
+    report(f"{len(pairs)} pairs in {len({r['group'] for r in pairs})} groups (+{len(rows) - len(pairs)} unrelated "
+           f"negatives); held out {len(held_out)} groups; encoded {len(texts)} texts")
+    train = [r for r in rows if r["group"] in train_groups]
+    validation = [r for r in rows if r["group"] in validation_groups]
+    test = [r for r in rows if r["group"] in held_out]
+    variants = compare_variants(train, validation, test, vectors, report)
+    chosen = max(variants, key=lambda v: variants[v]["validation_accuracy"])
+    report(f"shipped variant: {chosen} (best validation accuracy)")
+    lm = (compare_with_lm(rows, held_out, vectors, lm_pairs, VARIANTS[chosen], variants[chosen]["C"], report)
+          if lm_pairs else None)
+    blocks = VARIANTS[chosen]
+    scaler, model = fit_head(encoder_features(rows, blocks, vectors), [r["label"] for r in rows],
+                             variants[chosen]["C"])
+    spec = {
+        "encoder": services.embedder.model_path.split("/site-packages/")[-1],
+        "dimension": services.embedder.dimension,
+        "features": list(blocks), "labels": [str(c) for c in model.classes_],
+        "mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
+        "coef": model.coef_.tolist(), "intercept": model.intercept_.tolist(),
+        "C": variants[chosen]["C"],
+        "fitted_on": {"pairs": len(pairs), "with_negatives": len(rows),
+                      "split": f"groups, {HELD_OUT_SHARE:.0%} held out (seed {SEED}); validation {HELD_OUT_SHARE:.0%} "
+                               f"of the rest (seed {SEED + 1}); shipped head refitted on all pairs"},
+        "variants": variants, "lm_comparison": lm,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    atomic_write_text(out, json.dumps(spec))
+    records = []
+    for file in dev_files:
+        records.extend(run_scenarios(load_scenarios(file), load_context(router="off", relation_model_file=str(out)),
+                                     services, progress=False))
+    tuned_on = {"fitted_on": [str(f) for f in dev_files], "fitted_on_sha256": [file_digest(f) for f in dev_files]}
+    spec["thresholds"] = {**choose_thresholds(records), **tuned_on}
+    spec["thresholds_without_cue_path"] = {**choose_thresholds(records, cue_path=False), **tuned_on}
+    spec["fit_seconds"] = round(time.perf_counter() - started, 1)
+    atomic_write_text(out, json.dumps(spec))
+    for key in ("thresholds", "thresholds_without_cue_path"):
+        report(f"{key} on {len(records)} dev probes: "
+               f"{json.dumps({k: v for k, v in spec[key].items() if not k.startswith('fitted_on')})}")
+    report(f"wrote {out} in {spec['fit_seconds']} s")
+    return spec
+

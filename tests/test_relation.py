@@ -1,0 +1,146 @@
+"""The pair relation model, the pair router's correction targets, keyword informativeness and
+per-turn hypothesis decay."""
+
+import json
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from evals.scenarios import superseded_by
+from pcm.api import PCM
+from pcm.config import DEFAULT_RELATION_MODEL
+from pcm.evolution import TurnInfo, informative_keywords, is_common_word
+from pcm.evolution.correction import find_conflicts
+from pcm.evolution.maintenance import supported_memories
+from pcm.evolution.profiling import draft_hypothesis
+from pcm.models import MemoryNode, NodeType, RetrievedMemory
+from pcm.perception.relation import RELATIONS, RelationModel, load_relation_model, pair_features
+from pcm.services import Services
+
+
+def tiny_spec(**changes):
+    """A two-dimensional head: cosine and the statement's change-cue count decide the relation."""
+    spec = {"features": ["cosine", "cues"], "labels": list(RELATIONS), "dimension": 2,
+            "mean": [0.0] * 9, "scale": [1.0] * 9,
+            # consistent ← high cosine; contradiction ← change cues; novel ← low cosine
+            "coef": [[4.0] + [0.0] * 8, [-4.0] + [0.0] * 8, [0.0, 6.0] + [0.0] * 7],
+            "intercept": [0.0, 0.0, -1.0], "thresholds": {"contradiction": 0.6, "consistent": 0.5}}
+    spec.update(changes)
+    return spec
+
+
+def test_relation_model_computes_softmax_of_the_standardised_features():
+    model = RelationModel(tiny_spec())
+    u = np.asarray([1.0, 0.0])
+    same, other = np.asarray([1.0, 0.0]), np.asarray([0.0, 1.0])
+    routine, change = model.judge(np.stack([u, u]), same, ["I cook", "I cook"], "I cook again")[0], \
+        model.judge(np.stack([u]), other, ["I live in Lyon"], "I moved to Porto")[0]
+    assert sum(routine.values()) == pytest.approx(1.0)
+    logits = np.asarray([4.0, -4.0, -1.0])
+    assert routine["consistent"] == pytest.approx(np.exp(logits[0]) / np.exp(logits).sum())
+    assert change["contradiction"] > 0.6 and max(change, key=change.get) == "contradiction"
+    assert model.thresholds.contradiction == 0.6
+
+
+def test_relation_model_rejects_a_malformed_file_and_wrong_vectors(tmp_path):
+    with pytest.raises(ValueError, match="sizes"):
+        RelationModel(tiny_spec(mean=[0.0] * 3))
+    with pytest.raises(ValueError, match="labels"):
+        RelationModel(tiny_spec(labels=["yes", "no", "maybe"]))
+    with pytest.raises(ValueError, match="2-dimensional"):
+        RelationModel(tiny_spec()).judge(np.ones((1, 3)), np.ones(3), ["a"], "b")
+    with pytest.raises(FileNotFoundError, match="fit-relation"):
+        load_relation_model(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="unknown feature block"):
+        pair_features(["nonsense"], np.ones(2), np.ones(2), "a", "b")
+
+
+def test_shipped_relation_model_loads_and_judges_with_the_shipped_encoder(ctx):
+    spec = json.loads(DEFAULT_RELATION_MODEL.read_text(encoding="utf-8"))
+    model = load_relation_model(DEFAULT_RELATION_MODEL)
+    embedder = Services(ctx).embedder
+    assert model.dimension == embedder.dimension and set(spec["thresholds"]) >= {"contradiction", "consistent"}
+    memory = "I'm a dentist at a small practice in Leeds."
+    statements = ["Had three root canals back to back this morning.",
+                  "I quit dentistry last year and I teach high school chemistry now."]
+    vectors = embedder.encode([memory, *statements])
+    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s)[0] for i, s in enumerate(statements)]
+    assert all(sum(v.values()) == pytest.approx(1.0) for v in verdicts)
+    assert max(verdicts[0], key=verdicts[0].get) == "consistent"
+    assert max(verdicts[1], key=verdicts[1].get) == "contradiction"
+
+
+def retrieved(node_id, content, similarity):
+    return RetrievedMemory(id=node_id, content=content, type=NodeType.FACT, domain="Personal", weight=0.6,
+                           similarity=similarity, intent_relevance=1.0, score=similarity * 0.6)
+
+
+def test_correction_supersedes_the_memories_judged_contradicted_not_the_most_similar(ctx):
+    memories = [retrieved("m-pets", "I have two cats at home.", 0.62),
+                retrieved("m-diet", "I'm a vegetarian and cook lentils a lot.", 0.41)]
+    relations = {"m-pets": {"consistent": 0.3, "novel": 0.6, "contradiction": 0.1},
+                 "m-diet": {"consistent": 0.1, "novel": 0.1, "contradiction": 0.8}}
+    assert [m.id for m in find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.5)] == ["m-diet"]
+    # no verdict reaches τ (another path called it a contradiction), or no verdicts: the most similar fact
+    assert find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.9)[0].id == "m-pets"
+    assert find_conflicts(memories, ctx)[0].id == "m-pets"
+
+
+def test_pair_router_routes_on_verdicts_and_corrects_the_contradicted_fact(ctx):
+    pcm = PCM(ctx.replace(router="pair"), checkpointer=InMemorySaver())
+    pcm.process("I'm a dentist at a small practice in Leeds.", user_id="p")
+    pcm.process("My sister has two dogs, a beagle and a terrier.", user_id="p")
+    out = pcm.process("I quit dentistry last year and I teach high school chemistry now.", user_id="p")
+    packet = out["surprisal"]
+    assert packet["level_source"] == "pair" and packet["relations"]
+    assert packet["signals"]["relation_contradiction"] == max(p["contradiction"] for p in packet["relations"].values())
+    assert packet["level"] == "high" and out["agent"] == "correction"
+    graph = pcm.memory("p")
+    assert superseded_by(graph, out["changes"][0]["node_id"]) == ["I'm a dentist at a small practice in Leeds."]
+
+
+def test_common_words_are_not_evidence_keywords(services_graph):
+    graph, info = services_graph
+    assert is_common_word("lately") and is_common_word("learning") and is_common_word("最近")
+    assert not is_common_word("pottery") and not is_common_word("kubernetes") and not is_common_word("陶艺")
+    assert informative_keywords(graph, ["lately", "learning", "pottery", "bread"]) == ["pottery"]
+    draft = draft_hypothesis(graph, info("Lately I have been learning pottery on the wheel."), [], None)
+    assert "lately" not in draft.evidence_keywords and "learning" not in draft.evidence_keywords
+    assert "pottery" in draft.evidence_keywords and "pottery" in draft.hypothesis
+
+
+def test_a_common_word_does_not_confirm_a_hypothesis(services_graph, ctx):
+    graph, info = services_graph
+    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    hypothesis = MemoryNode(content="Possibly the user is taking up: AI research", type=NodeType.HYPOTHESIS,
+                            domain="Academic", weight=0.4, created_at=moment, updated_at=moment,
+                            last_accessed=moment, keywords=["lately", "learning", "transformers"])
+    graph.add_node(hypothesis, reason="test", agent="test")
+    assert hypothesis.id not in supported_memories(graph, info("Lately I have been learning to bake bread."), [], ctx)
+    assert hypothesis.id in supported_memories(graph, info("Fine-tuned two transformers on my laptop tonight."), [], ctx)
+
+
+def test_hypotheses_decay_on_every_turn_not_only_maintenance(ctx):
+    from tests.test_graph import forced
+
+    pcm = PCM(forced(ctx, "medium"), checkpointer=InMemorySaver())
+    pcm.process("I mostly write Java at my bank job.", user_id="d", timestamp="2024-01-01T10:00:00+00:00")
+    pcm.process("Thinking about opening a bakery someday.", user_id="d", timestamp="2024-01-02T10:00:00+00:00")
+    first = next(n for n in pcm.memory("d").nodes() if n.type == NodeType.HYPOTHESIS)
+    for level, day in (("medium", "2024-01-07"), ("high", "2024-01-12")):
+        other = PCM(forced(ctx, level), pcm.services, checkpointer=InMemorySaver())
+        other.process("Switched my whole team over to Kotlin.", user_id="d", timestamp=f"{day}T10:00:00+00:00")
+    decayed = pcm.memory("d").node(first.id)
+    assert decayed.weight == pytest.approx(first.weight * np.exp(-ctx.gamma * 10), rel=1e-3)
+
+
+@pytest.fixture
+def services_graph(ctx):
+    services = Services(ctx)
+    graph = services.store.open("kw", create=True)
+
+    def info(text):
+        return TurnInfo(text=text, turn=1, thread_id=None, timestamp=datetime(2024, 5, 2, tzinfo=timezone.utc))
+    return graph, info

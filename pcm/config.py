@@ -58,7 +58,7 @@ class PCMContext:
     intent_smoothing: float = 0.5
     confidence_smoothing: bool = True
     scorer: str = "hybrid"
-    router: str = "pair"
+    router: str = "calibrated"
     theta_low: float | None = None
     theta_high: float | None = None
     surprise_lambda: float = 0.3

@@ -33,7 +33,13 @@ def chroma_client(kind: str, data_dir: str, url: str = ""):
 
     settings = Settings(anonymized_telemetry=False, allow_reset=False)
     if kind == "chroma":
-        return chromadb.PersistentClient(path=f"{data_dir}/chroma", settings=settings)
+        from filelock import FileLock
+
+        # two processes opening a fresh folder at once both run Chroma's schema migrations, and
+        # one fails ("table collections already exists"): the writers' lock serialises the opening
+        Path(data_dir, "chroma").mkdir(parents=True, exist_ok=True)
+        with FileLock(str(Path(data_dir) / "chroma" / "writer.lock")):
+            return chromadb.PersistentClient(path=f"{data_dir}/chroma", settings=settings)
     if kind == "chroma-server":
         if not url:
             raise ValueError("vector_store 'chroma-server' needs chroma_url (e.g. http://127.0.0.1:8000)")

@@ -160,12 +160,13 @@ class WeightedKnowledgeGraph:
         self.repair_index()
 
     @staticmethod
-    def _words_of(attrs: Mapping) -> list[str]:
+    def _words_of(attrs: Mapping, node: MemoryNode | None = None) -> list[str]:
         """The words both lexical indexes need: own dated text, WORDS_SEPARATOR, text in context
-        (none for memories not retrieved by similarity)."""
+        (none for memories not retrieved by similarity). `node`, when the caller has it, spares
+        re-validating the attributes."""
         if attrs["type"] not in _RETRIEVABLE_VALUES:
             return []
-        node = MemoryNode.model_validate(attrs)
+        node = node or MemoryNode.model_validate(attrs)
         own, context = content_words(own_text(node)), content_words(context_text(node))
         if not own and not context:
             return []
@@ -452,7 +453,7 @@ class WeightedKnowledgeGraph:
             if node.id in self.graph:
                 raise ValueError(f"memory {node.id!r} already exists")
             attrs = node.model_dump(mode="json")
-            words = self._words_of(attrs)
+            words = self._words_of(attrs, node)
             self._log(("node", node.id))
             order = self._next_order
             self._insert(node.id, order, attrs, words)

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from evals.__main__ import app
 from evals.calibration import file_digest, fit_router, fit_thresholds, predict_router, save_calibration
 from evals.scenarios import ScenarioRecord, current_wins, load_scenarios, routing_metrics
+from pcm.config import PCMContext
 from pcm.perception.surprise import FEATURES, RouterModel
 
 
@@ -132,7 +133,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert results["scenarios"] == 3 and results["default_scorer"] == "hybrid"
     assert set(results["scorers"]) >= {"nll", "nll_delta", "hybrid", "calibrated", "pair", "pair-without-cue-path"}
     shipped = results["scorers"][results["default_router"]]
-    assert results["default_router"] == "pair"
+    assert results["default_router"] == PCMContext().router
     assert set(shipped) >= {"routing_accuracy", "macro_f1", "current_over_outdated",
                             "current_over_outdated_per_language", "supersession_hit_rate", "supersession_precision",
                             "false_alarms_low", "dense_current_over_outdated_per_language"}

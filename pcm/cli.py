@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -281,6 +282,10 @@ def memory_timeline(data_dir: Optional[Path] = DataDir, user: str = User, config
     console.print(f"wrote {weight_timeline(graph, out, ids or None)}")
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 @app.command("serve-llm")
 @user_errors
 def serve_llm(data_dir: Optional[Path] = DataDir,
@@ -298,6 +303,9 @@ def serve_llm(data_dir: Optional[Path] = DataDir,
     folder = prepare_model(model_cache(ctx.data_dir))
     server = LocalLLMServer(folder, port=port, log_path=model_cache(ctx.data_dir) / "serve.log")
     errors.print(f"starting transformers serve on 127.0.0.1:{server.port} (log: {server.log_path}) ...")
+    # the server runs in its own session (Ctrl-C in a terminal must not reach it twice), so a
+    # SIGTERM to this command (a service manager, `timeout`) has to stop it the way Ctrl-C does
+    signal.signal(signal.SIGTERM, _interrupt)
     with server:
         typer.echo(f"export PCM_LLM_BASE_URL={server.base_url}")
         typer.echo(f"export PCM_LLM_MODEL={server.model}")

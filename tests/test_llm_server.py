@@ -8,6 +8,8 @@ validation become memory, an answer or a score. The model folder is converted on
 cached under `data/models/` of the repository.
 """
 
+from pathlib import Path
+
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
@@ -119,3 +121,33 @@ def test_locomo_qa_slice_with_exact_match_f1_and_judge(ctx, local_llm):
     assert len(answers) >= 3 and len(judged) >= 1
     assert all(row.get("llm_judge") in (0.0, 1.0, None) for row in rows)
     assert services.llm.usage.calls >= 4 and services.llm.usage.input_tokens > 0
+
+
+def test_serve_llm_command_prints_the_settings_and_sigterm_stops_its_server(local_llm, tmp_path):
+    """`pcm serve-llm` starts the server in its own session; a SIGTERM to the command (a service
+    manager, `timeout`) must stop the server too, not leave it running on its port."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "models").symlink_to(model_cache(ROOT / "data"))      # converted once, by the fixture
+    command = [str(Path(sys.executable).with_name("pcm")), "serve-llm", "--data-dir", str(data_dir)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        lines = [process.stdout.readline().strip() for _ in range(2)]
+        assert lines[0].startswith("export PCM_LLM_BASE_URL=http://127.0.0.1:") and lines[1].startswith(
+            "export PCM_LLM_MODEL=")
+        base_url = lines[0].split("=", 1)[1]
+        assert httpx.get(base_url.removesuffix("/v1") + "/health", timeout=5).status_code == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(base_url.removesuffix("/v1") + "/health", timeout=5)
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)

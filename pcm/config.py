@@ -78,7 +78,12 @@ class PCMContext:
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
-    observation_weight: float = 0.6
+    # A stated fact starts at the same weight whichever branch stores it (an observation, or the
+    # fact of a correction): what the user says now is as likely true either way, and a correction
+    # acts on the memories it supersedes, not by outranking every other statement. Measured on the
+    # shared LoCoMo conversations (dev data): observations at 0.6 under corrections at 0.8 ranked
+    # false corrections above the evidence (R@10 0.594, below no weights 0.622); at 0.8, 0.627.
+    observation_weight: float = 0.8
     # Layer 3: evolution
     eta: float = 0.05
     beta: float = 0.3

@@ -141,7 +141,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
         assert 0.0 <= metrics["routing_accuracy"] <= 1.0 and sum(map(sum, metrics["confusion"])) == 3
         assert metrics["current_over_outdated"] in (0.0, 1.0) and metrics["llm_calls_per_probe"] == 0.0
     trajectory = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")["trajectory"]
-    assert len(trajectory) == 3 and trajectory[0]["outdated"] == pytest.approx(0.6)
+    assert len(trajectory) == 3 and trajectory[0]["outdated"] == pytest.approx(PCMContext().observation_weight)
     assert trajectory[-1]["current"] is not None
     assert set(results["signal_contributions"]) >= {"all_signals", "without_change_cues"}
     assert "langsmith" not in results

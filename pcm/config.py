@@ -57,6 +57,7 @@ class PCMContext:
     intent_temperature: float = 0.05
     intent_smoothing: float = 0.5
     confidence_smoothing: bool = True
+    agreement_smoothing: bool = True
     scorer: str = "hybrid"
     router: str = "calibrated"
     theta_low: float | None = None

@@ -178,6 +178,30 @@ def confidence_smoothing(epsilon: float, confidence: float) -> float:
     return 1.0 - (1.0 - epsilon) * min(1.0, max(0.0, confidence))
 
 
+def domain_agreement(pairs: Sequence[tuple[Mapping[str, float], Mapping[str, float]]], min_pairs: int = 20
+                     ) -> float:
+    """ι = (A_o − A_e) / (1 − A_e), clipped to [0, 1]: how much more often related memories share a
+    domain than chance (Cohen's κ over domain distributions).
+
+    `pairs` are the domain distributions of neighbouring memories (consecutive turns of a thread,
+    mostly about the same thing). A_o = mean over pairs of Σ_d P(d|a)·P(d|b), the chance that both
+    fall in the same domain; A_e = Σ_d p̄_a(d)·p̄_b(d) with p̄ the mean distribution of each side,
+    the same chance for unrelated memories. The intent mask assumes that what answers a query
+    shares its domain; ι says how far this memory bears that out (0: domains say nothing about
+    relatedness here). Fewer than `min_pairs` pairs is no evidence against the mask: ι = 1.
+    """
+    if len(pairs) < min_pairs:
+        return 1.0
+    domains = {d for a, b in pairs for d in (*a, *b)}
+    observed = sum(sum(a.get(d, 0.0) * b.get(d, 0.0) for d in domains) for a, b in pairs) / len(pairs)
+    mean_left = {d: sum(a.get(d, 0.0) for a, _ in pairs) / len(pairs) for d in domains}
+    mean_right = {d: sum(b.get(d, 0.0) for _, b in pairs) / len(pairs) for d in domains}
+    expected = sum(mean_left[d] * mean_right[d] for d in domains)
+    if expected >= 1.0:
+        return 1.0
+    return min(1.0, max(0.0, (observed - expected) / (1.0 - expected)))
+
+
 def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None,
                      memory_distribution: Mapping[str, float] | None = None) -> float:
     """P(d(ε) | u): the intent probability of the memory's domain (spec §3.2).

@@ -158,3 +158,20 @@ def test_confidence_smoothing_tends_to_no_mask_when_unsure():
     assert f.confidence_smoothing(0.5, 0.0) == pytest.approx(1.0)
     assert f.confidence_smoothing(0.0, 0.4) == pytest.approx(0.6)
     assert f.confidence_smoothing(0.5, 0.2) > f.confidence_smoothing(0.5, 0.8)
+
+
+def test_domain_agreement_is_kappa_over_neighbouring_memories():
+    work, health = {"Work": 1.0}, {"Health": 1.0}
+    always_same = [(work, work), (health, health)] * 10
+    assert f.domain_agreement(always_same) == pytest.approx(1.0)
+    # neighbours share a domain exactly as often as two memories drawn at random: domains say nothing
+    chance = [(work, health), (health, work), (work, work), (health, health)] * 5
+    assert f.domain_agreement(chance) == pytest.approx(0.0)
+    # 3 of 4 pairs agree, chance is 1/2: κ = (0.75 − 0.5) / (1 − 0.5) = 0.5
+    half = [(work, work), (health, health), (work, work), (work, health)] * 5
+    observed, expected = 0.75, (0.75 * 0.5 + 0.25 * 0.5)
+    assert f.domain_agreement(half) == pytest.approx((observed - expected) / (1 - expected))
+    soft = [({"Work": 0.5, "Health": 0.5}, {"Work": 0.5, "Health": 0.5})] * 20
+    assert f.domain_agreement(soft) == pytest.approx(0.0)
+    assert f.domain_agreement(always_same[:4]) == 1.0       # too few pairs: no evidence against the mask
+    assert f.domain_agreement([(work, health), (health, work)] * 10) == 0.0   # below chance is clipped

@@ -190,3 +190,32 @@ def test_a_superseded_memory_comes_after_its_successor(services, ctx):
     assert found.index(new.id) < found.index(old.id)
     unexpanded = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx, expand=False)]
     assert unexpanded.index(old.id) < unexpanded.index(new.id)
+
+
+def test_the_intent_mask_fades_where_neighbouring_memories_do_not_share_domains(services, ctx):
+    """ι (domain agreement of consecutive facts) scales the router's confidence: in a memory whose
+    neighbouring turns fall in unrelated domains the mask is lifted; where they agree it stays."""
+    from pcm.models import MemorySource
+
+    def store(user, domains):
+        graph = services.store.open(user)
+        for i, domain in enumerate(domains):
+            graph.add_node(fact(f"note {i} about the {domain.lower()} plans of week {i}", domain=domain,
+                                domain_distribution={domain: 1.0}, source=MemorySource(thread_id="t", turn=i)),
+                           reason="t", agent="t")
+        graph.save()
+        return graph
+
+    scattered = store("scattered", ["Coding", "Health", "Health", "Coding"] * 10)   # pairs agree at chance
+    agreeing = store("agreeing", ["Coding"] * 20 + ["Health"] * 20)                  # one change in 39 pairs
+    assert scattered.domain_agreement() == pytest.approx(0.0, abs=0.06)
+    assert agreeing.domain_agreement() > 0.9
+    query = "What are the plans?"
+    intent = {"Coding": 0.98, "Health": 0.02}
+    for graph, masked in ((scattered, False), (agreeing, True)):
+        found = retrieve(graph, query, services.embedder.encode_one(query), ctx, intent, top_k=40, expand=False)
+        relevance = {m.domain: m.intent_relevance for m in found}
+        assert (relevance["Coding"] / relevance["Health"] > 2) is masked
+    unmasked = retrieve(scattered, query, services.embedder.encode_one(query), ctx.replace(agreement_smoothing=False),
+                        intent, top_k=40, expand=False)
+    assert max(m.intent_relevance for m in unmasked) / min(m.intent_relevance for m in unmasked) > 2

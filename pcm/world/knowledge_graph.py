@@ -28,12 +28,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import orjson
 
+from pcm.formulas import domain_agreement
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, utcnow
 from pcm.world.embeddings import Embedder
 from pcm.world.lexical import LexicalIndex
@@ -59,6 +61,8 @@ VECTOR_BATCH = 2000
 #: a commit with more vectors than this records at once that they are written (the store
 #: otherwise learns it with the next commit, and a reopen re-writes the last commit's vectors)
 BIG_COMMIT = 64
+#: the latest facts over which `domain_agreement` is measured
+AGREEMENT_WINDOW = 1000
 
 
 def user_key(user_id: str) -> str:
@@ -133,6 +137,7 @@ class WeightedKnowledgeGraph:
         self._undo: list[tuple] | None = None
         self._staged_at_begin: StagedWrites | None = None
         self._fenced = False
+        self._agreement: tuple[tuple[int, int], float] | None = None
         self._load()
 
     # ------------------------------------------------------------------ loading
@@ -417,6 +422,29 @@ class WeightedKnowledgeGraph:
         unlike words that half the conversation uses ("great", "thanks")."""
         limit = max(2.0, max_share * len(self.lexical))
         return {w for w in words if self.lexical.document_frequency(w) <= limit}
+
+    def domain_agreement(self) -> float:
+        """ι (`pcm.formulas.domain_agreement`) of this memory: how much more often consecutive facts
+        of a thread share a domain than chance, over the latest `AGREEMENT_WINDOW` facts (bounded
+        cost at any size). Cached until a memory is added or removed."""
+        with self.lock:
+            key = (len(self.graph), self._next_order)
+            if self._agreement is not None and self._agreement[0] == key:
+                return self._agreement[1]
+            latest = list(islice(reversed(self._by_type[NodeType.FACT.value]), AGREEMENT_WINDOW))[::-1]
+            pairs, previous = [], {}
+            for node_id in latest:
+                attrs = self.graph.nodes[node_id]
+                distribution = attrs.get("domain_distribution")
+                if not distribution:
+                    continue
+                thread = (attrs.get("source") or {}).get("thread_id")
+                if thread in previous:
+                    pairs.append((previous[thread], distribution))
+                previous[thread] = distribution
+            value = domain_agreement(pairs)
+            self._agreement = (key, value)
+            return value
 
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given memories (vectors read from the index)."""

@@ -7,7 +7,10 @@
   each over the query's best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
 - the query's subject: a query that names exactly one of the memory's speakers ("What did
   Caroline research?") raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`.
-With no shared words, no named speaker and μ = 0, sim is the spec's cosine. Candidates come from
+P(d|I) is the spec's mask with ε grown as the mask's evidence weakens: ε' = 1 − (1 − ε)·c·ι, c the
+router's confidence in the query's intent, ι how far this memory's neighbouring facts share domains
+beyond chance (`domain_agreement`). With no shared words, no named speaker and μ = 0, sim is the
+spec's cosine. Candidates come from
 both the vector and the lexical index, so a memory that shares a rare name with the query is found
 even when its embedding is far away.
 """
@@ -47,7 +50,10 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     if intent is not None:
         epsilon = ctx.intent_smoothing
         if ctx.confidence_smoothing:
-            epsilon = confidence_smoothing(epsilon, distribution_confidence(intent))
+            confidence = distribution_confidence(intent)
+            if ctx.agreement_smoothing:
+                confidence *= graph.domain_agreement()
+            epsilon = confidence_smoothing(epsilon, confidence)
         intent = smooth_distribution(intent, epsilon)
     if len(graph) == 0:
         return []

@@ -135,3 +135,8 @@ class MemoryAsOf:
 
     def informative_words(self, words: Iterable[str], max_share: float = 0.05) -> set[str]:
         return self.memory.informative_words(words, max_share)
+
+    def domain_agreement(self) -> float:
+        """The memory's ι as measured now: domain distributions never change, and the latest facts
+        say best how this deployment's domains behave (the mask of a past view fades alike)."""
+        return self.memory.domain_agreement()

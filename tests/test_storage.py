@@ -22,6 +22,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 import pcm.nodes.memory as memory_nodes
+import pcm.world.knowledge_graph as knowledge_graph
 from pcm.api import PCM
 from pcm.graph import build_graph
 from pcm.ingest import ingest_turns, read_conversation
@@ -73,6 +74,11 @@ def test_incremental_lexical_index_scores_exactly_like_bm25s():
         known = [t for t in query if t in reference.vocab_dict]
         if known:
             assert np.array_equal(reference.get_scores(known), index.scores(known))
+    loaded = LexicalIndex()  # reopening: many documents at once, then the usual one at a time
+    loaded.extend([(f"d{number}", words) for number, words in enumerate(docs[:400])] + [("empty", [])])
+    for number, words in enumerate(docs[400:], start=400):
+        loaded.add(f"d{number}", words)
+    assert loaded.ids == index.ids and loaded._postings == index._postings and loaded._lengths == index._lengths
     index.remove_last("d599", docs[599])
     shorter = bm25s.BM25()
     shorter.index(docs[:599], show_progress=False)
@@ -165,6 +171,25 @@ def test_lru_keeps_few_users_open_and_evicted_users_reload_intact(ctx):
     query = "who likes chess openings?"
     assert reopened.lexical_search(query, 5) and reopened.dense_search(services.embedder.encode_one(query), 5)
     assert store.cached_users() == ["user-4", "user-0"]
+
+
+def test_a_reopened_memory_reads_its_stored_words_and_tokenises_nothing(ctx, monkeypatch):
+    store = Services(ctx).store
+    memory = store.open("reader")
+    for k, topic in enumerate(TOPICS):
+        memory.add_node(fact(f"memory {k}: I spent the evening on {topic}"), reason="t", agent="t")
+    memory.save()
+    expected = memory.lexical_search("sourdough evening", 3)
+    assert expected
+
+    def no_tokenising(*args, **kwargs):
+        raise AssertionError("a reopened memory re-tokenised a memory whose words are stored")
+
+    monkeypatch.setattr(knowledge_graph, "content_words", no_tokenising)
+    reopened = Services(ctx).store.open("reader", create=False)
+    assert len(reopened) == len(TOPICS)
+    monkeypatch.undo()
+    assert reopened.lexical_search("sourdough evening", 3) == expected
 
 
 def test_search_as_of_rebuilds_weights_and_supersedes_links(pcm):

@@ -142,7 +142,7 @@ def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int
     from pcm.services import Services
 
     services = Services(ctx)
-    _ = services.intent_router, services.surprise_monitor, services.language_model  # models first, not timed
+    _ = services.embedder, services.intent_router, services.language_model  # models first, not timed
     started = time.perf_counter()
     store = services.store
     connect = time.perf_counter() - started

@@ -24,6 +24,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from pcm.world.vectors import index_chroma_log
+
 POSTGRES_USER = "pcm"
 
 
@@ -98,6 +100,7 @@ def start_chroma(path: str | Path, port: int | None = None, log: Path | None = N
             raise RuntimeError(f"chroma run exited with {process.returncode}; see {output.name}")
         try:
             with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2):
+                index_chroma_log(path)  # the server has made its database by now
                 return {"url": url, "pid": process.pid, "port": port, "process": process}
         except OSError:
             time.sleep(0.2)

@@ -192,6 +192,19 @@ def test_a_reopened_memory_reads_its_stored_words_and_tokenises_nothing(ctx, mon
     assert reopened.lexical_search("sourdough evening", 3) == expected
 
 
+def test_chroma_finds_a_collections_log_rows_by_index_not_by_scanning_the_log(ctx):
+    memory = Services(ctx).store.open("logged")
+    memory.add_node(fact("I keep bees on the roof"), reason="t", agent="t")
+    memory.save()
+    with sqlite3.connect(Path(ctx.data_dir) / "chroma" / "chroma.sqlite3") as db:
+        assert db.execute("SELECT COUNT(*) FROM embeddings_queue").fetchone()[0] >= 1
+        # the statements Chroma runs on every write (reading, then purging, one collection's rows)
+        for statement in ("SELECT * FROM embeddings_queue WHERE topic = ? AND seq_id > ? ORDER BY seq_id",
+                          "DELETE FROM embeddings_queue WHERE topic = ? AND seq_id < ?"):
+            plan = " ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {statement}", ("t", 0)))
+            assert "pcm_embeddings_queue_topic" in plan, plan
+
+
 def test_search_as_of_rebuilds_weights_and_supersedes_links(pcm):
     first, second = "2024-01-10T09:00:00+00:00", "2024-06-10T09:00:00+00:00"
     pcm.process("I work at Google as a backend engineer.", user_id="o", timestamp=first)

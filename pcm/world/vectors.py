@@ -15,8 +15,9 @@ Embeddings are always computed by PCM (never by Chroma), and telemetry is off.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -24,6 +25,24 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 DORMANT_SUFFIX = "-dormant"
+
+
+def index_chroma_log(folder: str | Path) -> None:
+    """Index the write-ahead log of the Chroma database in `folder` by collection.
+
+    Chroma keeps a collection's log rows until that collection's HNSW index is next persisted
+    (every `sync_threshold` = 1,000 vectors), so with many users most rows stay, and it finds
+    a collection's rows with `topic = ? AND seq_id > ?` on a table indexed by `seq_id` only:
+    every write scanned the log. With 1,000 users of 200 memories (a log of 500k rows) an
+    upsert took 0.22-0.32 s; with this index it takes 0.01-0.015 s (same database). The
+    index is ours, not part of Chroma's schema; creating it again is a no-op.
+    """
+    database = Path(folder) / "chroma.sqlite3"
+    if not database.exists():
+        return
+    with closing(sqlite3.connect(database, timeout=60)) as connection:
+        connection.execute("CREATE INDEX IF NOT EXISTS pcm_embeddings_queue_topic ON embeddings_queue (topic, seq_id)")
+        connection.commit()
 
 
 def chroma_client(kind: str, data_dir: str, url: str = ""):
@@ -39,7 +58,9 @@ def chroma_client(kind: str, data_dir: str, url: str = ""):
         # one fails ("table collections already exists"): the writers' lock serialises the opening
         Path(data_dir, "chroma").mkdir(parents=True, exist_ok=True)
         with FileLock(str(Path(data_dir) / "chroma" / "writer.lock")):
-            return chromadb.PersistentClient(path=f"{data_dir}/chroma", settings=settings)
+            client = chromadb.PersistentClient(path=f"{data_dir}/chroma", settings=settings)
+            index_chroma_log(Path(data_dir) / "chroma")
+            return client
     if kind == "chroma-server":
         if not url:
             raise ValueError("vector_store 'chroma-server' needs chroma_url (e.g. http://127.0.0.1:8000)")

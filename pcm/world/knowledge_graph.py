@@ -167,10 +167,12 @@ class WeightedKnowledgeGraph:
     def _load_rows(self, user) -> None:
         retokenised = []
         rows = []
+        prefix = f"{tokenizer_fingerprint()}:{WORDS_LAYOUT}|"
         for node_id, order, attrs, words in self.records.nodes(self.key):
             attrs = orjson.loads(attrs)
-            words = self._parse_words(words)
-            if words is None:
+            if words.startswith(prefix):
+                words = words[len(prefix):].split()
+            else:
                 words = self._words_of(attrs)
                 retokenised.append(node_id)
             rows.append((node_id, order, attrs, words))
@@ -216,7 +218,7 @@ class WeightedKnowledgeGraph:
     @staticmethod
     def _parse_words(stored: str) -> list[str] | None:
         """The stored words, or None if another tokeniser made them."""
-        prefix = f"{tokenizer_fingerprint()}:{WORDS_LAYOUT}|"  # the layout itself holds "|"
+        prefix = f"{tokenizer_fingerprint()}:{WORDS_LAYOUT}|"  # the layout itself holds "|"; `_load_rows` inlines this
         return stored[len(prefix):].split() if stored.startswith(prefix) else None
 
     def _insert(self, node_id: str, order: int, attrs: dict, words: list[str]) -> None:

@@ -25,6 +25,7 @@ after reopening the store in a fresh process.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -210,7 +211,8 @@ def count_nodes(ctx: PCMContext, users: int) -> dict:
 
 
 def _in_fresh_process(function: str, ctx: PCMContext, *args) -> dict:
-    payload = json.dumps({"function": function, "ctx": ctx.__dict__, "args": args})
+    fields = {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)}
+    payload = json.dumps({"function": function, "ctx": fields, "args": args})
     run = subprocess.run([sys.executable, "-m", "evals.scale", payload], capture_output=True, text=True,
                          timeout=3600, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     if run.returncode != 0:
@@ -302,5 +304,5 @@ def report(results: dict) -> str:
 if __name__ == "__main__":
     request = json.loads(sys.argv[1])
     logging.basicConfig(level=logging.WARNING)
-    context = PCMContext(**request["ctx"])
+    context = load_context(**request["ctx"])  # every field given: the environment changes none
     print(json.dumps(globals()[request["function"]](context, *request["args"])))

@@ -1,7 +1,7 @@
 """`make bench-scale`'s measuring functions, run in this process on a small memory (the bench runs
 each in a fresh process on up to 100k memories)."""
 
-from evals.scale import TurnSource, bulk_load, count_nodes, measure, report, serve_many
+from evals.scale import TurnSource, _in_fresh_process, bulk_load, count_nodes, measure, report, serve_many
 from pcm.config import load_context
 from pcm.datasets.locomo import load_locomo
 from pcm.services import Services
@@ -28,6 +28,7 @@ def test_scale_bench_measures_one_bulk_loaded_user_and_many_users(tmp_path):
     assert served["served_turns"] == 3 and served["open_memories"] <= 2
     counted = count_nodes(many, 3)
     assert counted["min_per_user"] >= 6  # 5 bulk-loaded memories and the served turn's own
+    assert _in_fresh_process("count_nodes", many, 3)["nodes"] == counted["nodes"]  # as the bench runs it
 
     table = report({"rows": [{"configuration": "embedded", "size": size, **row}],
                     "many_users": [{"configuration": "embedded", "users": 3, "per_user": 5, **served,

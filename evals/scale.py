@@ -58,6 +58,11 @@ def rss_mb() -> float:
 
 
 def peak_rss_mb() -> float:
+    """This process's peak resident memory, in MB: VmHWM, not getrusage's ru_maxrss, which Linux
+    carries over from the parent that forked this process (its whole RSS at the fork)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

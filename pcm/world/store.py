@@ -78,7 +78,9 @@ class MemoryStore:
         self.lock_timeout = lock_timeout
         self.turn_timeout = turn_timeout
         self.records = GraphRecords(graph_store, self.data_dir, postgres_url)
-        self.chroma = ChromaConnection.shared(vector_store, str(self.data_dir), chroma_url)
+        # each open memory has two collections (live, dormant); room for the users open and as many again
+        self.chroma = ChromaConnection.shared(vector_store, str(self.data_dir), chroma_url,
+                                              cached_indexes=4 * self.open_users)
         self._memories: OrderedDict[str, WeightedKnowledgeGraph] = OrderedDict()
         self._turns: dict[str, Turn] = {}
         self._process_locks: dict[str, threading.Lock] = {}

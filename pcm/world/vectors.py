@@ -45,19 +45,51 @@ def index_chroma_log(folder: str | Path) -> None:
         connection.commit()
 
 
-def chroma_client(kind: str, data_dir: str, url: str = ""):
-    """An embedded Chroma under `data_dir/chroma` ("chroma"), or a Chroma server ("chroma-server")."""
+def start_embedded_chroma(settings, cached_indexes: int) -> None:
+    """Start the process's embedded Chroma system for `settings` (unless running) keeping at
+    most `cached_indexes` collection indexes in memory; `chromadb.PersistentClient` with the
+    same settings then uses it.
+
+    Embedded Chroma caches every collection index it has opened, up to a fifth of the
+    process's open-file limit (4,000 here), with no setting for it: a process serving 1,000
+    users held 2,000 indexes and reached 4.4 GB although PCM's own LRU kept 64 users open.
+    The bound is set on Chroma's API object between its creation and its start, the one
+    moment it is read. An evicted index is reloaded from disk (and the log) when used again.
+    """
+    from chromadb.api import ServerAPI
+    from chromadb.api.shared_system_client import SharedSystemClient
+    from chromadb.config import System
+    from chromadb.telemetry.product import ProductTelemetryClient
+
+    identifier = settings.persist_directory
+    if identifier in SharedSystemClient._identifier_to_system:
+        return
+    system = System(settings)
+    system.instance(ProductTelemetryClient)
+    api = system.instance(ServerAPI)
+    api.hnsw_cache_size = min(api.hnsw_cache_size, cached_indexes)
+    system.start()
+    SharedSystemClient._identifier_to_system[identifier] = system
+
+
+def chroma_client(kind: str, data_dir: str, url: str = "", cached_indexes: int = 0):
+    """An embedded Chroma under `data_dir/chroma` ("chroma"), or a Chroma server ("chroma-server").
+    `cached_indexes` > 0 bounds how many collections' indexes embedded Chroma keeps in memory."""
     import chromadb
     from chromadb.config import Settings
 
     settings = Settings(anonymized_telemetry=False, allow_reset=False)
     if kind == "chroma":
+        settings = Settings(anonymized_telemetry=False, allow_reset=False, is_persistent=True,
+                            persist_directory=f"{data_dir}/chroma")
         from filelock import FileLock
 
         # two processes opening a fresh folder at once both run Chroma's schema migrations, and
         # one fails ("table collections already exists"): the writers' lock serialises the opening
         Path(data_dir, "chroma").mkdir(parents=True, exist_ok=True)
         with FileLock(str(Path(data_dir) / "chroma" / "writer.lock")):
+            if cached_indexes > 0:
+                start_embedded_chroma(settings, cached_indexes)
             client = chromadb.PersistentClient(path=f"{data_dir}/chroma", settings=settings)
             index_chroma_log(Path(data_dir) / "chroma")
             return client
@@ -85,12 +117,13 @@ class ChromaConnection:
     _shared: dict[tuple[str, str], "ChromaConnection"] = {}
     _shared_lock = threading.Lock()
 
-    def __init__(self, kind: str, data_dir: str, url: str = ""):
+    def __init__(self, kind: str, data_dir: str, url: str = "", cached_indexes: int = 0):
         self.kind, self.data_dir, self.url = kind, data_dir, url
+        self.cached_indexes = cached_indexes
         self.embedded = kind == "chroma"
         self.lock = threading.RLock()
         self.generation = 0
-        self.client = chroma_client(kind, data_dir, url)
+        self.client = chroma_client(kind, data_dir, url, cached_indexes)
         self._known: dict[str, int] = {}
         self._write_lock = None
         if self.embedded:
@@ -99,11 +132,12 @@ class ChromaConnection:
             self._write_lock = FileLock(str(Path(data_dir) / "chroma" / "writer.lock"), thread_local=False)
 
     @classmethod
-    def shared(cls, kind: str, data_dir: str, url: str = "") -> "ChromaConnection":
+    def shared(cls, kind: str, data_dir: str, url: str = "", cached_indexes: int = 0) -> "ChromaConnection":
+        """The process's connection to that Chroma (the first caller's `cached_indexes` holds)."""
         where = (kind, str(Path(data_dir).resolve()) if kind == "chroma" else url)
         with cls._shared_lock:
             if where not in cls._shared:
-                cls._shared[where] = cls(kind, data_dir, url)
+                cls._shared[where] = cls(kind, data_dir, url, cached_indexes)
             return cls._shared[where]
 
     def ensure_fresh(self, key: str, seq: int) -> None:
@@ -130,7 +164,7 @@ class ChromaConnection:
             system = SharedSystemClient._identifier_to_system.pop(identifier, None)
         if system is not None:
             system.stop()
-        self.client = chroma_client(self.kind, self.data_dir, self.url)
+        self.client = chroma_client(self.kind, self.data_dir, self.url, self.cached_indexes)
         self.generation += 1
         self._known.clear()
         logger.info("reloaded the embedded Chroma of %s after another process wrote to it", self.data_dir)

@@ -165,7 +165,7 @@ def test_lru_keeps_few_users_open_and_evicted_users_reload_intact(ctx):
         memory.save()
         assert len(store.cached_users()) <= 2
     assert store.cached_users() == ["user-3", "user-4"]
-    assert store.chroma.client._server.hnsw_cache_size == 8  # Chroma's own cache is bounded alike
+    assert store.chroma.client._server.hnsw_cache_size == 2  # Chroma's own cache is bounded alike
     reopened = store.open("user-0", create=False)
     assert len(reopened) == 3 and {n.content for n in reopened.nodes()} == {
         f"user 0 memory {k}: likes {TOPICS[k]}" for k in range(3)}

@@ -219,3 +219,15 @@ def test_the_intent_mask_fades_where_neighbouring_memories_do_not_share_domains(
     unmasked = retrieve(scattered, query, services.embedder.encode_one(query), ctx.replace(agreement_smoothing=False),
                         intent, top_k=40, expand=False)
     assert max(m.intent_relevance for m in unmasked) / min(m.intent_relevance for m in unmasked) > 2
+
+
+def test_importing_pcm_shortens_openmp_spinning_unless_the_user_chose_a_value():
+    import os
+
+    script = "import os, pcm; print(os.environ['GOMP_SPINCOUNT'])"
+    environment = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    chosen = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True, check=True)
+    assert chosen.stdout.strip() == "10000"
+    kept = subprocess.run([sys.executable, "-c", script], env={**environment, "GOMP_SPINCOUNT": "5"},
+                          capture_output=True, text=True, check=True)
+    assert kept.stdout.strip() == "5"

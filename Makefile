@@ -53,7 +53,7 @@ services-stop:
 bench-llm: install
 	$(PY) -m evals llm --data $(LOCOMO)/conv-26.json --out results/llm
 
-# The shipped SmolLM2-135M as an OpenAI-compatible server on loopback (converted once under data/models).
+# The shipped SmolLM2-135M as an OpenAI-compatible server on loopback (converted once into ~/.cache/pcm/models).
 llm-server: install
 	$(VENV)/bin/pcm serve-llm
 

@@ -57,7 +57,7 @@ def run_llm_bench(data: str, ctx: PCMContext, conversation: str | None = None, l
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="pcm-llm-bench-"))
         endpoint = "configured endpoint"
         if not ctx.llm_model:
-            model_dir = prepare_model(cache_dir or model_cache(ctx.data_dir))
+            model_dir = prepare_model(cache_dir or model_cache(ctx.model_cache))
             server = stack.enter_context(LocalLLMServer(model_dir, log_path=f"{folder}/serve.log"))
             ctx = ctx.replace(**server.settings())
             endpoint = f"local transformers serve, {model_dir.name}"

@@ -293,15 +293,16 @@ def serve_llm(data_dir: Optional[Path] = DataDir,
               config: Optional[Path] = ConfigFile) -> None:
     """Serve the shipped SmolLM2-135M on loopback as an OpenAI-compatible LLM (Ctrl-C stops it).
 
-    The first run converts the model into a Hugging Face folder under <data dir>/models.
+    The first use converts the model into a Hugging Face folder under the model cache
+    (`model_cache`, default ~/.cache/pcm/models).
     """
     from pcm.llm_server import LocalLLMServer, model_cache, prepare_model
 
     _quiet_logs()
     ctx = _context(config, data_dir)
-    errors.print(f"preparing the model under {model_cache(ctx.data_dir)} (converted once) ...")
-    folder = prepare_model(model_cache(ctx.data_dir))
-    server = LocalLLMServer(folder, port=port, log_path=model_cache(ctx.data_dir) / "serve.log")
+    errors.print(f"preparing the model under {model_cache(ctx.model_cache)} (converted once) ...")
+    folder = prepare_model(model_cache(ctx.model_cache))
+    server = LocalLLMServer(folder, port=port, log_path=model_cache(ctx.model_cache) / "serve.log")
     errors.print(f"starting transformers serve on 127.0.0.1:{server.port} (log: {server.log_path}) ...")
     # the server runs in its own session (Ctrl-C in a terminal must not reach it twice), so a
     # SIGTERM to this command (a service manager, `timeout`) has to stop it the way Ctrl-C does

@@ -99,6 +99,9 @@ class PCMContext:
     embedding_model: str = ""
     surprise_model: str = ""
     surprise_model_file: str = ""
+    # where the bundled GGUF is kept once converted to a plain folder (loads in ~1 s, not ~10 s);
+    # empty: $XDG_CACHE_HOME/pcm/models, else ~/.cache/pcm/models
+    model_cache: str = ""
     calibration_file: str = ""
     relation_model_file: str = ""
     llm_model: str = ""

@@ -15,7 +15,7 @@ from functools import cached_property
 from pcm.config import PCMContext
 from pcm.llm import LLMClient, build_chat_model
 from pcm.perception.intent import IntentRouter
-from pcm.perception.language_model import CausalLMScorer
+from pcm.perception.language_model import CausalLMScorer, surprise_model_source
 from pcm.perception.surprise import SurpriseMonitor
 from pcm.world.embeddings import Embedder
 from pcm.world.store import MemoryStore
@@ -66,9 +66,9 @@ class Services:
     @cached_property
     def language_model(self) -> CausalLMScorer:
         with self._init_lock:
-            key = ("lm", self.ctx.surprise_model, self.ctx.surprise_model_file, self.ctx.surprise_context_tokens)
-            return _shared_model(key, lambda: CausalLMScorer(self.ctx.surprise_model, self.ctx.surprise_model_file,
-                                                             self.ctx.surprise_context_tokens))
+            ctx = self.ctx
+            key = ("lm", ctx.surprise_model, ctx.surprise_model_file, ctx.surprise_context_tokens)
+            return _shared_model(key, lambda: CausalLMScorer(*surprise_model_source(ctx), ctx.surprise_context_tokens))
 
     @cached_property
     def llm(self) -> LLMClient | None:

@@ -5,7 +5,7 @@ A 135M model judges nothing well and often ignores the JSON format; these tests 
 PCM does with a real server's replies, latency and malformed output: every request of the
 LLM path is made and counted with the server's token counts, and only replies that passed
 validation become memory, an answer or a score. The model folder is converted once and
-cached under `data/models/` of the repository.
+cached in the model cache (`~/.cache/pcm/models`), as the surprise model uses it.
 """
 
 from pathlib import Path
@@ -32,7 +32,7 @@ PATIENT = {"llm_max_tokens": 48, "llm_timeout": 120.0, "llm_turn_deadline": 300.
 
 @pytest.fixture(scope="module")
 def local_llm(tmp_path_factory):
-    folder = prepare_model(model_cache(ROOT / "data"))
+    folder = prepare_model(model_cache())
     with LocalLLMServer(folder, log_path=tmp_path_factory.mktemp("llm") / "serve.log") as server:
         yield server
 
@@ -135,7 +135,6 @@ def test_serve_llm_command_prints_the_settings_and_sigterm_stops_its_server(loca
 
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    (data_dir / "models").symlink_to(model_cache(ROOT / "data"))      # converted once, by the fixture
     command = [str(Path(sys.executable).with_name("pcm")), "serve-llm", "--data-dir", str(data_dir)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -151,3 +150,18 @@ def test_serve_llm_command_prints_the_settings_and_sigterm_stops_its_server(loca
     finally:
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
+
+
+def test_surprise_model_loads_the_converted_folder_with_the_ggufs_exact_scores(ctx, tmp_path):
+    from pcm.perception.language_model import CausalLMScorer, default_language_model, surprise_model_source
+
+    folder, gguf_file = surprise_model_source(ctx)
+    assert folder == str(prepare_model(model_cache())) and gguf_file == ""
+    converted, original = CausalLMScorer(folder), CausalLMScorer(*default_language_model())
+    for text, context in [("Grilled a steak for dinner tonight.", "I'm a vegetarian."), ("我搬到了上海。", "我住在北京。")]:
+        assert converted.nll(text, context) == original.nll(text, context)
+    assert converted.start_id == original.start_id
+    # a configured cache folder is used as given; an unwritable one falls back to the GGUF itself
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    assert surprise_model_source(ctx.replace(model_cache=str(blocked / "models"))) == default_language_model()

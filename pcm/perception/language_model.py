@@ -30,6 +30,22 @@ def default_language_model() -> tuple[str, str]:
     return str(folder), ggufs[0].name
 
 
+def surprise_model_source(ctx) -> tuple[str, str]:
+    """(folder or id, GGUF file name) of the surprise model: the configured one, else the bundled
+    SmolLM2 converted once into the model cache (the same weights and tokenizer; loading the
+    GGUF itself de-quantises it on every start, ~10 s on 2 cores). If the cache cannot be
+    written, the GGUF is loaded directly."""
+    if ctx.surprise_model:
+        return ctx.surprise_model, ctx.surprise_model_file
+    from pcm.llm_server import model_cache, prepare_model
+
+    try:
+        return str(prepare_model(model_cache(ctx.model_cache))), ""
+    except OSError as error:
+        logger.warning("cannot use the model cache (%s); loading the GGUF directly", error)
+        return default_language_model()
+
+
 class CausalLMScorer:
     """Scores texts by their negative log-likelihood under a small causal LM."""
 

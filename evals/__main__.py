@@ -42,8 +42,8 @@ def scenarios(
     out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate with thresholds"),
-    router: list[str] = typer.Option(["calibrated", "calibrated-rare-contradictions-prior", "pair",
-                                      "pair-without-cue-path"],
+    router: list[str] = typer.Option(["calibrated", "calibrated-configured-prior",
+                                      "calibrated-rare-contradictions-prior", "pair", "pair-without-cue-path"],
                                      help="routers to evaluate (the shipped one is always included)"),
     contributions: bool = typer.Option(True, "--contributions/--no-contributions",
                                        help="also measure each signal's contribution to the calibrated router"),
@@ -76,6 +76,8 @@ def scenarios(
         records[name] = run_scenarios(rows, ctx, services)
         results["scorers"][name] = routing_metrics(records[name])
     cascades = {"calibrated": base.replace(router="calibrated"),
+                # ablation: the configured level prior for every turn, not the user's own estimate
+                "calibrated-configured-prior": base.replace(router="calibrated", level_prior_turns=0.0),
                 "calibrated-rare-contradictions-prior": base.replace(router="calibrated",
                                                                      level_prior=[0.5, 0.4, 0.1]),
                 "pair": base.replace(router="pair"),
@@ -93,7 +95,8 @@ def scenarios(
             continue
         records[name] = run_scenarios(rows, cascade, services)
         results["scorers"][name] = routing_metrics(records[name])
-        results["scorers"][name].update(s_eff_scorer=cascade.scorer, level_prior=cascade.level_prior)
+        results["scorers"][name].update(s_eff_scorer=cascade.scorer, level_prior=cascade.level_prior,
+                                        level_prior_turns=cascade.level_prior_turns)
     out.mkdir(parents=True, exist_ok=True)
     results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
     if contributions and fitted_on and Path(fitted_on).exists():

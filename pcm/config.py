@@ -68,6 +68,10 @@ class PCMContext:
     cascade_confidence: float = 0.6
     relation_top_k: int = 3
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
+    # n₀ of `adapted_level_prior`: the calibrated router's prior is each user's own share of
+    # levels, estimated from their stored facts and shrunk to `level_prior` by n₀ pseudo-turns
+    # (0: always `level_prior`)
+    level_prior_turns: float = 30.0
     # Layer 2: retrieval and weights
     top_k: int = 10
     min_score: float = 0.005
@@ -145,6 +149,8 @@ class PCMContext:
             raise ValueError("domains must not be empty")
         if len(self.level_prior) != 3 or min(self.level_prior) <= 0:
             raise ValueError("level_prior needs three positive numbers (low, medium, high)")
+        if self.level_prior_turns < 0:
+            raise ValueError("level_prior_turns must not be negative")
         if self.beta < 0 or self.gamma < 0:
             raise ValueError("beta and gamma must not be negative")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1 or self.relation_top_k < 1:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 LEVELS = ("low", "medium", "high")
 
 
@@ -257,3 +259,27 @@ def pair_level(contradiction: float, consistent: float, cue_high: float, tau_con
     if consistent >= tau_consistent:
         return "low"
     return "medium"
+
+
+def adapted_level_prior(posteriors: Sequence[Sequence[float]], pseudo_turns: float,
+                        base_prior: Sequence[float] = (1.0, 1.0, 1.0)) -> list[float]:
+    """π̂(c) = (n₀·π₀(c) + Σ_t p(c|x_t)) / (n₀ + N): the share of each routing level (low, medium,
+    high) among this user's turns, from the router's class-balanced posteriors p(c|x_t) of the
+    N turns, shrunk towards the normalised base prior π₀ by n₀ = `pseudo_turns` pseudo-turns.
+
+    The router is fitted on balanced scenarios (a third of each level), but in a real
+    conversation revisions are rare: under label shift the posterior must be re-weighted by
+    π'(c)/π(c) (Saerens et al. 2002), and the mean posterior is the first EM step of π' from
+    the uniform π. One step, not EM to convergence: iterating runs away on a conversation with
+    no revision (π̂(high) → 0 makes every turn ever less likely to be one), while one step keeps
+    π̂(high) at the average evidence for revisions. The Dirichlet pseudo-turns keep a new user
+    (N ≪ n₀) at the base prior, so a short session or a scenario routes as the fitted router does.
+    """
+    base = np.asarray(base_prior, dtype=float)
+    base = base / base.sum()
+    if not posteriors:
+        return base.tolist()
+    observed = np.asarray(posteriors, dtype=float)
+    observed = observed / observed.sum(axis=1, keepdims=True)
+    estimate = (pseudo_turns * base + observed.sum(axis=0)) / (pseudo_turns + len(observed))
+    return estimate.tolist()

@@ -68,6 +68,9 @@ class MemoryNode(BaseModel):
     #: the turns that came just before this one in its conversation, for indexing only (what a
     #: short turn such as "That's awesome! What made you pick it?" is about); never shown as content
     context: str | None = None
+    #: the router's class-balanced P(low, medium, high) for the turn that stated this fact, from
+    #: which the user's own level prior is estimated (`pcm.formulas.adapted_level_prior`)
+    router_posterior: list[float] | None = None
 
     @field_validator("content")
     @classmethod
@@ -108,6 +111,10 @@ class SurprisalPacket(BaseModel):
     retrieved_context: list[str] = Field(default_factory=list)
     relations: dict[str, dict[str, float]] = Field(default_factory=dict)
     """The relation model's P(consistent/novel/contradiction) of the input to each judged memory, by id."""
+    router_posterior: list[float] | None = None
+    """The cheap router's class-balanced P(low, medium, high) of this turn, before any prior."""
+    level_prior: list[float] | None = None
+    """The prior (low, medium, high) the router used: the configured one times the user's own."""
 
 
 class RetrievedMemory(BaseModel):

@@ -175,3 +175,17 @@ def test_domain_agreement_is_kappa_over_neighbouring_memories():
     assert f.domain_agreement(soft) == pytest.approx(0.0)
     assert f.domain_agreement(always_same[:4]) == 1.0       # too few pairs: no evidence against the mask
     assert f.domain_agreement([(work, health), (health, work)] * 10) == 0.0   # below chance is clipped
+
+
+def test_adapted_level_prior_is_the_mean_balanced_posterior_shrunk_to_the_base_prior():
+    # no turns yet: the (normalised) base prior
+    assert f.adapted_level_prior([], 30.0, (1.0, 1.0, 2.0)) == pytest.approx([0.25, 0.25, 0.5])
+    # (n₀·π₀ + Σ p) / (n₀ + N): 10 pseudo-turns at 1/3 each, 10 turns that look like small talk
+    chat = [[0.8, 0.15, 0.05]] * 10
+    expected = [(10 / 3 + 8.0) / 20, (10 / 3 + 1.5) / 20, (10 / 3 + 0.5) / 20]
+    assert f.adapted_level_prior(chat, 10.0) == pytest.approx(expected)
+    # the more turns, the closer to their own shares; still a distribution
+    many = f.adapted_level_prior(chat * 100, 10.0)
+    assert sum(many) == pytest.approx(1.0) and many[2] < expected[2] and many[2] > 0.05
+    # unnormalised rows count as distributions
+    assert f.adapted_level_prior([[8, 1.5, 0.5]] * 10, 10.0) == pytest.approx(expected)

@@ -218,3 +218,27 @@ def test_llm_is_asked_about_relations_only_when_the_router_is_unsure(ctx, script
     scripted_model.calls.clear()
     threshold.process(PROBE, user_id="t")
     assert "relation" in scripted_model.calls
+
+
+def test_the_routers_level_prior_is_estimated_from_each_users_own_turns(ctx):
+    from pcm.formulas import adapted_level_prior
+
+    pcm = PCM(ctx.replace(level_prior_turns=4.0), checkpointer=InMemorySaver())
+    chat = ["I had pasta for lunch with my colleague Ana.", "Ana and I walked by the river after lunch.",
+            "The river was busy with rowers this afternoon.", "Later I read a chapter of my novel at home.",
+            "Ana sent me photos of the rowers on the river."]
+    packets = [pcm.process(text, user_id="a")["surprisal"] for text in chat]
+    assert packets[0]["router_posterior"] is None                   # nothing retrieved: the router did not decide
+    stated = [n.router_posterior for n in pcm.memory("a").nodes() if n.router_posterior]
+    assert stated == [p["router_posterior"] for p in packets[1:]] and len(stated) == 4
+    # each turn routes under the prior of the turns stored before it, shrunk to the configured one
+    assert packets[1]["level_prior"] == pytest.approx([1 / 3] * 3)
+    assert packets[-1]["level_prior"] == pytest.approx(adapted_level_prior(stated[:-1], 4.0, ctx.level_prior))
+    assert packets[-1]["level_prior"][0] > 1 / 3                     # small talk: mostly "low" so far
+    # another user starts from the configured prior; n₀ = 0 keeps the configured prior for everyone
+    assert pcm.process("My cat sleeps on the sofa all day.", user_id="b")["surprisal"]["router_posterior"] is None
+    assert pcm.process("My cat Miso likes the sofa.", user_id="b")["surprisal"]["level_prior"] == pytest.approx([1 / 3] * 3)
+    fixed = PCM(ctx.replace(level_prior_turns=0.0), checkpointer=InMemorySaver())
+    for text in chat:
+        out = fixed.process(text, user_id="a")
+    assert out["surprisal"]["level_prior"] == pytest.approx([1.0, 1.0, 1.0])

@@ -30,6 +30,7 @@ class TurnInfo:
     dialog_ids: list[str] = field(default_factory=list)
     domains: dict[str, float] | None = None
     context: str | None = None
+    router_posterior: list[float] | None = None
 
     @property
     def content(self) -> str:
@@ -47,7 +48,8 @@ def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, no
     node = MemoryNode(content=content, type=node_type, domain=info.domain, domain_distribution=info.domains,
                       weight=weight, created_at=info.timestamp, updated_at=info.timestamp,
                       last_accessed=info.timestamp, keywords=keywords or [], source=info.source(),
-                      context=info.context if node_type != NodeType.HYPOTHESIS else None)
+                      context=info.context if node_type != NodeType.HYPOTHESIS else None,
+                      router_posterior=info.router_posterior if node_type == NodeType.FACT else None)
     change = graph.add_node(node, reason=reason, agent=agent, turn=info.turn, thread_id=info.thread_id)
     return node, change
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
+from pcm.formulas import adapted_level_prior
 from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
 from pcm.nodes import (domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of,
@@ -49,7 +50,12 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     llm = turn_llm(state, ctx, services)
     intent = classify_intent(text, [t["content"] for t in window[-RECENT_TURNS:]], services.intent_router, ctx, llm)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
-    packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx, speaker=state.get("speaker"))
+    level_prior = None
+    if ctx.router == "calibrated" and ctx.level_prior_turns > 0:
+        posteriors = services.store.open(user_of(state)).router_posteriors()
+        level_prior = adapted_level_prior(posteriors, ctx.level_prior_turns, ctx.level_prior)
+    packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx, speaker=state.get("speaker"),
+                                                      level_prior=level_prior)
     forced = state.get("force_level")
     if forced:
         packet = packet.model_copy(update={"level": forced, "level_source": "forced"})

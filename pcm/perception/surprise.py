@@ -164,8 +164,8 @@ class SurpriseMonitor:
         return self.llm.structured(RelationJudgement, RELATION_SYSTEM, relation_prompt(text, memories))
 
     def measure(self, text: str, memories: list[RetrievedMemory], recent: str, ctx: PCMContext,
-                judgement: RelationJudgement | None = None, speaker: str | None = None
-                ) -> tuple[SurprisalPacket, RelationJudgement | None]:
+                judgement: RelationJudgement | None = None, speaker: str | None = None,
+                level_prior: list[float] | None = None) -> tuple[SurprisalPacket, RelationJudgement | None]:
         """The packet for `text` given the retrieved `memories`, and any LLM judgement made for it.
 
         Cascade (router `calibrated`): the cheap router settles confident turns without the
@@ -176,7 +176,9 @@ class SurpriseMonitor:
         non-destructive levels. Router `threshold` compares S_eff with θ_low/θ_high, asking the
         LLM for the hybrid scorer's conflict score on every turn. Router `pair`: `pair_level` over
         the relation model's verdicts; when the decided level's probability is below
-        `cascade_confidence` and an LLM is configured, the LLM judges the pairs. A question or request to the
+        `cascade_confidence` and an LLM is configured, the LLM judges the pairs. The calibrated routers
+        re-weight their class-balanced posteriors by `level_prior` (the user's own, see
+        `adapted_level_prior`; default the configured one). A question or request to the
         assistant (`is_request`) claims nothing about the user: it is kept as an observation
         (low) and never becomes a hypothesis or a correction.
         """
@@ -185,8 +187,11 @@ class SurpriseMonitor:
         relations = self.relations(text, memories, speaker, ctx)
         signals.update(relation_signals(relations))
         calibration = load_calibration(ctx.calibration_path) if ctx.router != "threshold" else {}
-        if calibration.get("router_cheap"):
-            signals["cue_router_high"] = RouterModel(calibration["router_cheap"]).probabilities(signals)["high"]
+        cheap_router = RouterModel(calibration["router_cheap"]) if calibration.get("router_cheap") else None
+        balanced = cheap_router.probabilities(signals) if cheap_router else {}
+        if balanced:
+            signals["cue_router_high"] = balanced["high"]
+        prior = level_prior or ctx.level_prior
         level, source, probabilities = None, "threshold", {}
         if ctx.router == "off":
             level, source = "low", "routing-off"
@@ -197,14 +202,14 @@ class SurpriseMonitor:
         elif ctx.router == "pair":
             level, source, probabilities, judgement = self._pair_route(text, memories, relations, signals, ctx,
                                                                        judgement)
-        elif ctx.router == "calibrated" and calibration.get("router_cheap"):
-            probabilities = RouterModel(calibration["router_cheap"]).probabilities(signals, ctx.level_prior)
+        elif ctx.router == "calibrated" and cheap_router:
+            probabilities = cheap_router.probabilities(signals, prior)
             best = max(probabilities, key=probabilities.get)
             if probabilities[best] >= ctx.cascade_confidence:
                 level, source = best, "calibrated-cheap"
         if level is None and ctx.router == "calibrated" and calibration.get("router"):
             signals.update(self.language_model_signals(text, context))
-            probabilities = RouterModel(calibration["router"]).probabilities(signals, ctx.level_prior)
+            probabilities = RouterModel(calibration["router"]).probabilities(signals, prior)
             level, source = max(probabilities, key=probabilities.get), "calibrated"
             if probabilities[level] < ctx.cascade_confidence:
                 judgement = judgement or self.judge(text, memories)
@@ -229,7 +234,9 @@ class SurpriseMonitor:
             content=text, scorer=ctx.scorer, s_raw=s_raw, retrieval_entropy=entropy, s_eff=s_eff,
             theta_low=theta_low, theta_high=theta_high, level=level, level_source=source,
             level_probabilities=probabilities, signals=signals, retrieved_context=[m.id for m in memories],
-            relations=relations)
+            relations=relations, level_prior=list(prior) if ctx.router == "calibrated" else None,
+            router_posterior=[round(balanced[c], 4) for c in LEVELS] if balanced and ctx.router == "calibrated"
+            and source not in ("empty-retrieval", "request") else None)
         return packet, judgement
 
     def _pair_route(self, text: str, memories: list[RetrievedMemory], relations: dict[str, dict[str, float]],

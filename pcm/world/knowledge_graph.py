@@ -154,6 +154,7 @@ class WeightedKnowledgeGraph:
         self._staged_at_begin: StagedWrites | None = None
         self._fenced = False
         self._agreement: tuple[tuple[int, int], float] | None = None
+        self._posteriors: tuple[tuple[int, int], list[list[float]]] | None = None
         self._load()
 
     # ------------------------------------------------------------------ loading
@@ -471,6 +472,18 @@ class WeightedKnowledgeGraph:
             value = domain_agreement(pairs)
             self._agreement = (key, value)
             return value
+
+    def router_posteriors(self) -> list[list[float]]:
+        """The router's class-balanced P(low, medium, high) of the turns that stated the latest
+        `AGREEMENT_WINDOW` facts (those that carry one), for the user's own level prior
+        (`pcm.formulas.adapted_level_prior`). Cached until a memory is added or removed."""
+        with self.lock:
+            key = (len(self.graph), self._next_order)
+            if self._posteriors is None or self._posteriors[0] != key:
+                latest = islice(reversed(self._by_type[NodeType.FACT.value]), AGREEMENT_WINDOW)
+                found = [self.graph.nodes[node_id].get("router_posterior") for node_id in latest]
+                self._posteriors = (key, [p for p in found if p])
+            return self._posteriors[1]
 
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given memories (vectors read from the index)."""

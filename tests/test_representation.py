@@ -93,3 +93,23 @@ def test_speakers_named_matches_whole_first_names_only():
     assert speakers_named("what did caroline and melanie do", ["Caroline", "Melanie"]) == ["Caroline", "Melanie"]
     assert speakers_named("Where does Jonathan live?", ["Jon"]) == []
     assert speakers_named("Where does Jon Snow live?", ["Jon Snow"]) == ["Jon Snow"]
+
+
+def test_a_processed_turn_is_stored_and_indexed_with_the_turns_before_it(pcm):
+    """Through the whole graph, every branch: the memory a turn writes carries its preceding turns
+    of the episode (perception stages the window; the evolution step must read the staged one)."""
+    when = "2023-05-08T13:56:00"
+    said = [("Caroline", "I adopted a retired racing greyhound last week."),
+            ("Melanie", "No way! What is her name?"),
+            ("Caroline", "Bolt. She sleeps on the sofa all day.")]
+    for who, text in said:
+        pcm.process(text, user_id="ctx", speaker=who, timestamp=when)
+    pcm.process("Actually Bolt sleeps in her own bed now.", user_id="ctx", speaker="Caroline", timestamp=when,
+                force_level="high")
+    context = {n.content: n.context for n in pcm.memory("ctx").nodes(types=[NodeType.FACT])}
+    assert context["Caroline: I adopted a retired racing greyhound last week."] is None
+    assert context["Melanie: No way! What is her name?"] == "Caroline: I adopted a retired racing greyhound last week."
+    assert context["Caroline: Bolt. She sleeps on the sofa all day."] == (
+        "Caroline: I adopted a retired racing greyhound last week.\nMelanie: No way! What is her name?")
+    assert context["Caroline: Actually Bolt sleeps in her own bed now."] == (
+        "Melanie: No way! What is her name?\nCaroline: Bolt. She sleeps on the sofa all day.")

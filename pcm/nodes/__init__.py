@@ -171,8 +171,13 @@ def turn_info(state: PCMState, thread_id: str | None) -> TurnInfo:
 
 
 def current_turn(state: PCMState) -> dict:
-    """This turn's entry in working memory (or among the turns it just evicted); {} before perception."""
-    for turn in reversed([*(state.get("pending_consolidation") or []), *(state.get("working_memory") or [])]):
+    """This turn's entry in working memory (or among the turns it just evicted); {} before perception.
+
+    Perception stages the window in `turn_window`/`turn_pending` (committed to `working_memory` only
+    by `persist`), so those are read first: the committed window does not hold this turn yet."""
+    staged = [*(state.get("turn_pending") or []), *(state.get("turn_window") or [])]
+    committed = [*(state.get("pending_consolidation") or []), *(state.get("working_memory") or [])]
+    for turn in reversed(staged or committed):
         if turn.get("turn") == state.get("turn") and turn.get("role") == "user":
             return turn
     return {}

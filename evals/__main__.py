@@ -42,7 +42,7 @@ def scenarios(
     out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate with thresholds"),
-    router: list[str] = typer.Option(["calibrated", "calibrated-configured-prior",
+    router: list[str] = typer.Option(["calibrated", "calibrated-configured-prior", "calibrated-one-step-prior",
                                       "calibrated-rare-contradictions-prior", "pair", "pair-without-cue-path"],
                                      help="routers to evaluate (the shipped one is always included)"),
     contributions: bool = typer.Option(True, "--contributions/--no-contributions",
@@ -78,6 +78,8 @@ def scenarios(
     cascades = {"calibrated": base.replace(router="calibrated"),
                 # ablation: the configured level prior for every turn, not the user's own estimate
                 "calibrated-configured-prior": base.replace(router="calibrated", level_prior_turns=0.0),
+                # ablation: the user's own prior after one EM step (the mean re-weighted posterior)
+                "calibrated-one-step-prior": base.replace(router="calibrated", level_prior_iterations=1),
                 "calibrated-rare-contradictions-prior": base.replace(router="calibrated",
                                                                      level_prior=[0.5, 0.4, 0.1]),
                 "pair": base.replace(router="pair"),
@@ -96,7 +98,8 @@ def scenarios(
         records[name] = run_scenarios(rows, cascade, services)
         results["scorers"][name] = routing_metrics(records[name])
         results["scorers"][name].update(s_eff_scorer=cascade.scorer, level_prior=cascade.level_prior,
-                                        level_prior_turns=cascade.level_prior_turns)
+                                        level_prior_turns=cascade.level_prior_turns,
+                                        level_prior_iterations=cascade.level_prior_iterations)
     out.mkdir(parents=True, exist_ok=True)
     results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
     if contributions and fitted_on and Path(fitted_on).exists():

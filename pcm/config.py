@@ -72,6 +72,10 @@ class PCMContext:
     # levels, estimated from their stored facts and shrunk to `level_prior` by n₀ pseudo-turns
     # (0: always `level_prior`)
     level_prior_turns: float = 30.0
+    # EM steps of that estimate (1: the mean re-weighted posterior; more: to the MAP estimate, stopping
+    # once it settles). On the shared LoCoMo conversations (dev data) one step sent 4.7% of turns to
+    # correction, EM 1.5%, and PCM's R@10 rose 0.733 -> 0.740
+    level_prior_iterations: int = 100
     # Layer 2: retrieval and weights
     top_k: int = 10
     min_score: float = 0.005
@@ -149,8 +153,8 @@ class PCMContext:
             raise ValueError("domains must not be empty")
         if len(self.level_prior) != 3 or min(self.level_prior) <= 0:
             raise ValueError("level_prior needs three positive numbers (low, medium, high)")
-        if self.level_prior_turns < 0:
-            raise ValueError("level_prior_turns must not be negative")
+        if self.level_prior_turns < 0 or self.level_prior_iterations < 1:
+            raise ValueError("level_prior_turns must not be negative and level_prior_iterations must be at least 1")
         if self.beta < 0 or self.gamma < 0:
             raise ValueError("beta and gamma must not be negative")
         if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1 or self.relation_top_k < 1:

@@ -262,18 +262,21 @@ def pair_level(contradiction: float, consistent: float, cue_high: float, tau_con
 
 
 def adapted_level_prior(posteriors: Sequence[Sequence[float]], pseudo_turns: float,
-                        base_prior: Sequence[float] = (1.0, 1.0, 1.0)) -> list[float]:
-    """π̂(c) = (n₀·π₀(c) + Σ_t p(c|x_t)) / (n₀ + N): the share of each routing level (low, medium,
-    high) among this user's turns, from the router's class-balanced posteriors p(c|x_t) of the
-    N turns, shrunk towards the normalised base prior π₀ by n₀ = `pseudo_turns` pseudo-turns.
+                        base_prior: Sequence[float] = (1.0, 1.0, 1.0), iterations: int = 1) -> list[float]:
+    """π̂(c) = (n₀·π₀(c) + Σ_t p̂(c|x_t)) / (n₀ + N): the share of each routing level (low, medium,
+    high) among this user's N turns, shrunk towards the normalised base prior π₀ by n₀ =
+    `pseudo_turns` pseudo-turns, with p̂(c|x_t) ∝ p(c|x_t)·π̂(c) the router's class-balanced
+    posterior re-weighted by the current estimate.
 
     The router is fitted on balanced scenarios (a third of each level), but in a real
     conversation revisions are rare: under label shift the posterior must be re-weighted by
-    π'(c)/π(c) (Saerens et al. 2002), and the mean posterior is the first EM step of π' from
-    the uniform π. One step, not EM to convergence: iterating runs away on a conversation with
-    no revision (π̂(high) → 0 makes every turn ever less likely to be one), while one step keeps
-    π̂(high) at the average evidence for revisions. The Dirichlet pseudo-turns keep a new user
-    (N ≪ n₀) at the base prior, so a short session or a scenario routes as the fitted router does.
+    π'(c)/π(c) (Saerens et al. 2002). Starting from the uniform π̂, one step is the mean
+    posterior; `iterations` > 1 repeats the step (EM for the Dirichlet-smoothed, i.e. MAP,
+    estimate of the shares), stopping early once π̂ moves by less than 1e-6. One step keeps the
+    estimate at the router's average evidence, which its confident false alarms on chat inflate;
+    EM lets turns that look like routine lower the share of revisions further, while the n₀
+    pseudo-turns bound it below (π̂(c) ≥ n₀·π₀(c)/(n₀ + N)) and keep a new user (N ≪ n₀) at the
+    base prior, so a short session or a scenario routes as the fitted router does.
     """
     base = np.asarray(base_prior, dtype=float)
     base = base / base.sum()
@@ -281,5 +284,13 @@ def adapted_level_prior(posteriors: Sequence[Sequence[float]], pseudo_turns: flo
         return base.tolist()
     observed = np.asarray(posteriors, dtype=float)
     observed = observed / observed.sum(axis=1, keepdims=True)
-    estimate = (pseudo_turns * base + observed.sum(axis=0)) / (pseudo_turns + len(observed))
+    estimate = np.full(base.size, 1.0 / base.size)
+    for _ in range(max(1, iterations)):
+        reweighted = observed * estimate
+        reweighted /= reweighted.sum(axis=1, keepdims=True)
+        updated = (pseudo_turns * base + reweighted.sum(axis=0)) / (pseudo_turns + len(observed))
+        moved = float(np.abs(updated - estimate).max())
+        estimate = updated
+        if moved < 1e-6:
+            break
     return estimate.tolist()

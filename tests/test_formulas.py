@@ -189,3 +189,20 @@ def test_adapted_level_prior_is_the_mean_balanced_posterior_shrunk_to_the_base_p
     assert sum(many) == pytest.approx(1.0) and many[2] < expected[2] and many[2] > 0.05
     # unnormalised rows count as distributions
     assert f.adapted_level_prior([[8, 1.5, 0.5]] * 10, 10.0) == pytest.approx(expected)
+
+
+def test_adapted_level_prior_with_em_steps_reaches_the_map_estimate_and_keeps_its_floor():
+    # 100 turns the router finds mostly routine, with some spurious "high" mass on each
+    chat = [[0.7, 0.1, 0.2]] * 100
+    one = f.adapted_level_prior(chat, 10.0)
+    em = f.adapted_level_prior(chat, 10.0, iterations=200)
+    assert em[0] > one[0] and em[2] < one[2] and sum(em) == pytest.approx(1.0)
+    # a fixed point: one more EM step (re-weight by the estimate, then the smoothed mean) moves nothing
+    weighted = [[p * q for p, q in zip(row, em)] for row in chat]
+    step = [(10.0 / 3 + sum(r[c] / sum(r) for r in weighted)) / 110 for c in range(3)]
+    assert step == pytest.approx(em, abs=1e-5)
+    # never below the pseudo-turns' share n0·π0/(n0 + N), however routine the turns look
+    assert min(em) >= 10.0 / 3 / 110 - 1e-12
+    # iterations=1 is the one-step estimate; no turns keeps the base prior whatever the iterations
+    assert f.adapted_level_prior(chat, 10.0, iterations=1) == pytest.approx(one)
+    assert f.adapted_level_prior([], 30.0, (1.0, 1.0, 2.0), iterations=50) == pytest.approx([0.25, 0.25, 0.5])

@@ -233,7 +233,8 @@ def test_the_routers_level_prior_is_estimated_from_each_users_own_turns(ctx):
     assert stated == [p["router_posterior"] for p in packets[1:]] and len(stated) == 4
     # each turn routes under the prior of the turns stored before it, shrunk to the configured one
     assert packets[1]["level_prior"] == pytest.approx([1 / 3] * 3)
-    assert packets[-1]["level_prior"] == pytest.approx(adapted_level_prior(stated[:-1], 4.0, ctx.level_prior))
+    assert packets[-1]["level_prior"] == pytest.approx(adapted_level_prior(stated[:-1], 4.0, ctx.level_prior,
+                                                                       ctx.level_prior_iterations))
     assert packets[-1]["level_prior"][0] > 1 / 3                     # small talk: mostly "low" so far
     # another user starts from the configured prior; n₀ = 0 keeps the configured prior for everyone
     assert pcm.process("My cat sleeps on the sofa all day.", user_id="b")["surprisal"]["router_posterior"] is None

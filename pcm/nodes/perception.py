@@ -53,7 +53,8 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     level_prior = None
     if ctx.router == "calibrated" and ctx.level_prior_turns > 0:
         posteriors = services.store.open(user_of(state)).router_posteriors()
-        level_prior = adapted_level_prior(posteriors, ctx.level_prior_turns, ctx.level_prior)
+        level_prior = adapted_level_prior(posteriors, ctx.level_prior_turns, ctx.level_prior,
+                                          ctx.level_prior_iterations)
     packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx, speaker=state.get("speaker"),
                                                       level_prior=level_prior)
     forced = state.get("force_level")

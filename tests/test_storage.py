@@ -174,6 +174,26 @@ def test_lru_keeps_few_users_open_and_evicted_users_reload_intact(ctx):
     assert store.cached_users() == ["user-4", "user-0"]
 
 
+def test_users_whose_vector_index_embedded_chroma_evicted_are_searched_again(tmp_path):
+    """Embedded Chroma (1.5) cannot reload an index it evicted from its bounded cache when that
+    index's files were never persisted (below 1,000 writes): "Error creating hnsw segment reader:
+    Nothing found on disk". Served round-robin, users past the cache hit it on their next visit."""
+    from pcm.world.vectors import ChromaConnection, VectorIndex
+
+    connection = ChromaConnection("chroma", str(tmp_path), cached_indexes=2)
+    rng = np.random.default_rng(0)
+    indexes = [VectorIndex(connection, f"visitor-{n}") for n in range(14)]
+    for n, index in enumerate(indexes):
+        for k in range(0, 6, 2):
+            index.put([(f"v{n}-{k + j}", rng.random(384).astype(np.float32), {"norm": 1.0},
+                        False) for j in range(2)])
+    connection.restart(connection.generation)         # as a new process: indexes load from disk and log
+    query = rng.random(384).astype(np.float32)
+    for _ in range(5):
+        for n, index in enumerate(indexes):
+            assert {i for i, _ in index.query(query, 6)} == {f"v{n}-{k}" for k in range(6)}
+
+
 def test_a_reopened_memory_reads_its_stored_words_and_tokenises_nothing(ctx, monkeypatch):
     store = Services(ctx).store
     memory = store.open("reader")

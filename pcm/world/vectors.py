@@ -14,6 +14,7 @@ Embeddings are always computed by PCM (never by Chroma), and telemetry is off.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 import threading
@@ -155,6 +156,12 @@ class ChromaConnection:
             with self.lock:
                 self._known[key] = seq
 
+    def restart(self, generation: int) -> None:
+        """Make the client again unless another thread already did since `generation`."""
+        with self.lock:
+            if self.generation == generation:
+                self._reset()
+
     def _reset(self) -> None:
         from chromadb.api.shared_system_client import SharedSystemClient
 
@@ -167,11 +174,34 @@ class ChromaConnection:
         self.client = chroma_client(self.kind, self.data_dir, self.url, self.cached_indexes)
         self.generation += 1
         self._known.clear()
-        logger.info("reloaded the embedded Chroma of %s after another process wrote to it", self.data_dir)
+        logger.info("reloaded the embedded Chroma of %s", self.data_dir)
 
     def writing(self):
         """Hold while writing: serialises embedded writes across processes."""
         return self._write_lock if self._write_lock is not None else nullcontext()
+
+
+#: what embedded Chroma (1.5) raises when it reloads an index it evicted from its cache whose
+#: HNSW files were never persisted (fewer than `hnsw:sync_threshold` = 1,000 writes since the
+#: collection began): the vectors are all in its log, but the reload path does not replay it
+EVICTED_INDEX_ERROR = "Error creating hnsw segment reader"
+
+
+def reloading_evicted_indexes(method):
+    """Run a `VectorIndex` method; if embedded Chroma fails to reload an index it evicted from
+    its cache (`EVICTED_INDEX_ERROR`), restart the process's Chroma system, which rebuilds every
+    index from its files and log on first use, and run the method once more."""
+    @functools.wraps(method)
+    def run(self: "VectorIndex", *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as error:  # chromadb.errors.InternalError; chromadb is imported lazily
+            if not self.connection.embedded or EVICTED_INDEX_ERROR not in str(error):
+                raise
+            logger.info("embedded Chroma could not reload an evicted index (%s); restarting it", error)
+            self.connection.restart(self._generation)
+            return method(self, *args, **kwargs)
+    return run
 
 
 class VectorIndex:
@@ -201,13 +231,16 @@ class VectorIndex:
     def dormant(self):
         return self._collections()[1]
 
+    @reloading_evicted_indexes
     def count(self) -> int:
         return self.live.count() + self.dormant.count()
 
+    @reloading_evicted_indexes
     def ids(self) -> set[str]:
         """Every indexed memory id (reads the whole index: for repairs and tests)."""
         return {i for c in self._collections() for i in c.get(include=[])["ids"]}
 
+    @reloading_evicted_indexes
     def metadata(self, node_id: str) -> dict | None:
         for collection in self._collections():
             got = collection.get(ids=[node_id], include=["metadatas"])
@@ -215,6 +248,7 @@ class VectorIndex:
                 return got["metadatas"][0]
         return None
 
+    @reloading_evicted_indexes
     def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         """The stored vectors of the given memories (those that are indexed)."""
         found: dict[str, np.ndarray] = {}
@@ -228,6 +262,7 @@ class VectorIndex:
             found.update((i, np.asarray(v, dtype=np.float32)) for i, v in zip(got["ids"], got["embeddings"]))
         return found
 
+    @reloading_evicted_indexes
     def put(self, entries: list[tuple[str, np.ndarray, dict, bool]]) -> None:
         """Upsert (id, vector, metadata, dormant) entries into the right collection, and take
         each out of the other one (a memory that crossed the dormant floor moves)."""
@@ -242,6 +277,7 @@ class VectorIndex:
                                   metadatas=[e[2] for e in chosen])
                 other.delete(ids=ids)
 
+    @reloading_evicted_indexes
     def delete(self, ids: list[str]) -> None:
         if not ids:
             return
@@ -249,6 +285,7 @@ class VectorIndex:
             for collection in self._collections():
                 collection.delete(ids=ids)
 
+    @reloading_evicted_indexes
     def query(self, vector: np.ndarray, n: int, include_dormant: bool = False,
               where: dict | None = None) -> list[tuple[str, float]]:
         """(id, similarity) of the `n` nearest memories, best first: the dot product of the stored

@@ -154,7 +154,8 @@ class PCM:
         vector = self.services.embedder.encode_one(query)
         with self.services.store.reading(user_id) as graph:
             return retrieve(graph.as_of(as_of) if as_of is not None else graph, query, vector, self.ctx,
-                            intent=intent, top_k=top_k, use_weights=use_weights, expand=expand)
+                            intent=intent, top_k=top_k, use_weights=use_weights, expand=expand,
+                            across_scripts=True)
 
     def history(self, user_id: str, node_id: str) -> list[MemoryChange]:
         return self.memory(user_id).history(node_id)

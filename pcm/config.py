@@ -105,6 +105,11 @@ class PCMContext:
     max_related: int = 3
     # Models
     embedding_model: str = ""
+    # whether the embedding model compares texts across scripts. all-MiniLM-L6-v2 does not: an
+    # English query scores about 0 against Chinese memories, so search ranks the memories in the
+    # other script by what it does know, P(d|I)·w, after those it can compare (`pcm.world.retrieval`).
+    # Set true with a multilingual encoder.
+    encoder_multilingual: bool = False
     surprise_model: str = ""
     surprise_model_file: str = ""
     # where the bundled GGUF is kept once converted to a plain folder (loads in ~1 s, not ~10 s);

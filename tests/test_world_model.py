@@ -231,3 +231,31 @@ def test_importing_pcm_shortens_openmp_spinning_unless_the_user_chose_a_value():
     kept = subprocess.run([sys.executable, "-c", script], env={**environment, "GOMP_SPINCOUNT": "5"},
                           capture_output=True, text=True, check=True)
     assert kept.stdout.strip() == "5"
+
+
+def test_search_ranks_memories_the_english_only_encoder_cannot_compare_by_intent_and_weight(services, ctx):
+    """An English question over a Chinese conversation: MiniLM's cosines there are ≈ 0 and noise (on
+    the dev file scenarios_dev2.jsonl all were cut at δ); search ranks those memories after what it
+    could compare, by P(d|I)·w, whatever their cosine."""
+    graph = services.store.open("mei")
+    english = fact("Mei grew up in a house by the sea", domain="Life")
+    outdated = fact("我现在住在杭州。", weight=0.5, domain="Life")
+    current = fact("我上个月搬到广州了。", weight=0.8, domain="Life")
+    unrelated = fact("我们前端一直用 Vue 2 开发。", weight=0.8, domain="Coding")
+    for node in (english, outdated, current, unrelated):
+        graph.add_node(node, reason="t", agent="t")
+    graph.save()
+    query = "Where does Mei live now?"
+    vector = services.embedder.encode_one(query)
+    found = retrieve(graph, query, vector, ctx, intent={"Life": 1.0}, across_scripts=True)
+    ids = [m.id for m in found]
+    assert ids[0] == english.id                                            # compared first
+    assert ids.index(current.id) < ids.index(outdated.id)                  # then by P(d|I)·w
+    assert ids.index(current.id) < ids.index(unrelated.id)
+    assert all(m.similarity == ctx.min_score for m in found if m.id != english.id)
+    multilingual = ctx.replace(encoder_multilingual=True)
+    assert [m.id for m in retrieve(graph, query, vector, multilingual, intent={"Life": 1.0}, across_scripts=True)] \
+        == [m.id for m in retrieve(graph, query, vector, ctx, intent={"Life": 1.0})]     # its cosines are trusted
+    chinese = "梅住在哪里？"
+    back = [m.id for m in retrieve(graph, chinese, services.embedder.encode_one(chinese), ctx, across_scripts=True)]
+    assert english.id in back                                              # and the other way round

@@ -127,6 +127,13 @@ class MemoryAsOf:
         best = max(out.values(), default=0.0)
         return {i: s / best for i, s in out.items()} if best > 0 else {}
 
+    def latest_in_script(self, cjk: bool, n: int, include_dormant: bool = False) -> list[str]:
+        from pcm.world.knowledge_graph import RETRIEVABLE_TYPES
+
+        wanted = {t.value for t in RETRIEVABLE_TYPES}
+        every = self.memory.latest_in_script(cjk, len(self.memory), include_dormant=True)
+        return [i for i in every if self._accept(i, wanted, include_dormant)][:n]
+
     def speakers(self) -> list[str]:
         return self.memory.speakers()
 

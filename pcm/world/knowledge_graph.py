@@ -43,7 +43,7 @@ from pcm.world.embeddings import Embedder
 from pcm.world.lexical import LexicalIndex
 from pcm.world.records import CommitRows, GraphRecords
 from pcm.world.representation import context_text, index_vectors, own_text
-from pcm.world.text import content_words, tokenizer_fingerprint
+from pcm.world.text import content_words, has_cjk, tokenizer_fingerprint
 from pcm.world.vectors import VectorIndex
 
 logger = logging.getLogger(__name__)
@@ -146,6 +146,8 @@ class WeightedKnowledgeGraph:
         self.seq = 0
         self._indexed_through = 0
         self._by_type: dict[str, dict[str, None]] = {t.value: {} for t in NodeType}
+        #: retrievable memories by script (True: Chinese/Japanese/Korean characters), oldest first
+        self._by_script: dict[bool, dict[str, None]] = {True: {}, False: {}}
         self._dormant: set[str] = set()
         self._order: dict[str, int] = {}
         self._next_order = 0
@@ -238,6 +240,7 @@ class WeightedKnowledgeGraph:
             kind = attrs["type"]
             by_type[kind][node_id] = None
             if kind in _RETRIEVABLE_VALUES:
+                self._by_script[has_cjk(attrs["content"])][node_id] = None
                 if attrs["weight"] < floor:
                     self._dormant.add(node_id)
                 speaker = (attrs.get("source") or {}).get("speaker")
@@ -438,6 +441,18 @@ class WeightedKnowledgeGraph:
                     out[ids[number]] = float(evidence[number])
         return out
 
+    def latest_in_script(self, cjk: bool, n: int, include_dormant: bool = False) -> list[str]:
+        """The ids of the latest `n` retrievable memories written in Chinese/Japanese/Korean
+        characters (`cjk`) or not, newest first."""
+        with self.lock:
+            found = []
+            for node_id in reversed(self._by_script[cjk]):
+                if len(found) >= n:
+                    break
+                if include_dormant or node_id not in self._dormant:
+                    found.append(node_id)
+            return found
+
     def speakers(self) -> list[str]:
         """Everyone whose words this memory holds (speakers of its retrievable memories)."""
         with self.lock:
@@ -618,6 +633,7 @@ class WeightedKnowledgeGraph:
                     if speaker and attrs["type"] in _RETRIEVABLE_VALUES:
                         self._speakers[speaker] -= 1
                     self._by_type[attrs["type"]].pop(node_id, None)
+                    self._by_script[has_cjk(attrs["content"])].pop(node_id, None)
                     self._dormant.discard(node_id)
                     self._order.pop(node_id, None)
                     self.graph.remove_node(node_id)

@@ -13,6 +13,14 @@ beyond chance (`domain_agreement`). With no shared words, no named speaker and �
 spec's cosine. Candidates come from
 both the vector and the lexical index, so a memory that shares a rare name with the query is found
 even when its embedding is far away.
+
+An English-only encoder cannot compare an English query with a Chinese memory (cosine ≈ 0 whatever
+they say), so with `encoder_multilingual` off, `across_scripts` search also scores the latest memories
+written in the other script with cosine taken as 0 (their lexical evidence still counts) and keeps
+them even below δ: their sim is unknown, not low. They rank after every memory the encoder could
+compare, ordered by P(d|I)·w, so the current fact of a Chinese conversation still outranks the one
+it superseded when an agent asks in English. The evolution step does not use this: a memory of
+unknown relevance is no evidence for routing or for what a turn confirms or contradicts.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from pcm.formulas import (confidence_smoothing, distribution_confidence, intent_
                           retrieval_score, smooth_distribution)
 from pcm.models import NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
-from pcm.world.text import speakers_named
+from pcm.world.text import has_cjk, speakers_named
 
 
 def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float, relevance: float,
@@ -41,10 +49,11 @@ def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float
 def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray, ctx: PCMContext,
              intent: Mapping[str, float] | None = None, *, top_k: int | None = None,
              use_weights: bool = True, expand: bool = True,
-             exclude: set[str] | None = None) -> list[RetrievedMemory]:
+             exclude: set[str] | None = None, across_scripts: bool = False) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
     which), except that a superseded memory comes right after its successor; empty memory gives
-    an empty list."""
+    an empty list. `across_scripts`: also the memories the encoder cannot compare with the query
+    (module docstring)."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     if intent is not None:
@@ -62,6 +71,10 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
     missing = [i for i in lexical if i not in dense]
     dense.update(graph.cosine(query_vector, missing))
+    uncomparable: set[str] = set()
+    if across_scripts and not ctx.encoder_multilingual:
+        uncomparable = set(graph.latest_in_script(not has_cjk(query), pool))
+        dense.update((i, 0.0) for i in uncomparable)
     named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
     subject = named[0] if len(named) == 1 else None
     hits: list[RetrievedMemory] = []
@@ -75,8 +88,10 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
                                           ctx.speaker_weight)
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
+        if node_id in uncomparable:
+            similarity = max(similarity, ctx.min_score)
         score = retrieval_score(similarity, relevance, weight)
-        if score > ctx.min_score:
+        if score > ctx.min_score or node_id in uncomparable:
             hits.append(_as_retrieved(graph, node_id, similarity, relevance, score, "search"))
     hits.sort(key=lambda m: -m.score)
     restating = _restatements(graph, hits)

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from evals.baselines import BM25Retriever, DenseRetriever, HybridRetriever, turn_documents
 from evals.judge import judge_answer
-from evals.metrics import aggregate, answer_scores, ndcg_at_k, recall_at_k, session_hit_at_k
+from evals.metrics import aggregate, answer_scores, ndcg_at_k, paired_difference, recall_at_k, session_hit_at_k
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.datasets.locomo import ADVERSARIAL_CATEGORY, Conversation, QAItem
@@ -149,6 +149,9 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         "settings": {"scorer": ctx.scorer, "router": ctx.router, "top_k_scored": max(KS),
                      "limit_turns": limit_turns},
         "systems": {name: summarise(r, seconds.get(name, 0.0)) for name, r in rows.items()},
+        # each system against PCM on the same questions: is a gap more than these questions' noise?
+        "versus_pcm": {name: {f"recall@{k}": paired_difference(r, rows["pcm"], f"recall@{k}") for k in KS}
+                       for name, r in rows.items() if name != "pcm" and "pcm" in rows},
         "cost": {
             "turns": cost["turns"], "llm_calls_per_turn": cost["llm_calls"] / max(1, cost["turns"]),
             "llm_tokens_per_turn": cost["llm_tokens"] / max(1, cost["turns"]),

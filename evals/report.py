@@ -129,6 +129,15 @@ def write_locomo_report(results: dict, out: Path) -> None:
     for name, m in systems.items():
         per = m.get("per_category", {})
         lines.append(f"| {name} | " + " | ".join(_fmt(per.get(c, {}).get("recall@10")) for c in categories) + " |")
+    versus = results.get("versus_pcm") or {}
+    if versus:
+        lines += ["", "Each system minus PCM, question by question (mean difference, 95% paired bootstrap "
+                  "interval, questions it wins / loses): an interval holding 0 does not tell the two apart.", "",
+                  "| system | " + " | ".join(versus[next(iter(versus))]) + " |", "|---" * (len(versus[next(iter(versus))]) + 1) + "|"]
+        for name, by_metric in versus.items():
+            cells = [f"{d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] {d['better']}/{d['worse']}"
+                     if d.get("difference") is not None else "n/a" for d in by_metric.values()]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "Cost:", "", "```", *(f"{k}: {v}" for k, v in results["cost"].items()), "```", ""]
     lines += _qa_lines(results["qa"]) + ["", "![recall@k](recall_at_k.png)", ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")

@@ -31,6 +31,11 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
         assert metrics["count"] == results["questions"], name
         assert 0.0 <= metrics["recall@1"] <= metrics["recall@5"] <= metrics["recall@10"] <= metrics["recall@20"] <= 1.0
         assert 0.0 <= metrics["ndcg@10"] <= 1.0 and metrics["per_category"]
+    assert set(results["versus_pcm"]) == expected - {"pcm"}
+    for name, by_metric in results["versus_pcm"].items():
+        gap = by_metric["recall@10"]
+        assert gap["difference"] == pytest.approx(results["systems"][name]["recall@10"] - results["systems"]["pcm"]["recall@10"])
+        assert gap["ci95"][0] <= gap["difference"] <= gap["ci95"][1] and gap["questions"] == results["questions"]
     assert results["cost"]["turns"] == 2 * TURNS
     assert results["cost"]["latency_p50"] > 0 and results["cost"]["llm_calls_per_turn"] == 0
     assert set(results["cost"]["memories"]) == {c.sample_id for c in two_conversations}
@@ -79,6 +84,7 @@ def test_cli_writes_results_report_and_plot(tmp_path):
     assert (out / "recall_at_k.png").stat().st_size > 5000
     report = (out / "report.md").read_text()
     assert re.search(r"\| pcm \| [0-9.]+ \|", report)
+    assert re.search(r"\| bm25 \| [+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|", report)
     analysis = CliRunner().invoke(app, ["analyze", str(out)])
     assert analysis.exit_code == 0 and "R@10" in analysis.output
 

@@ -141,3 +141,21 @@ def test_answer_scores_rewards_abstention_on_adversarial_questions():
     assert scores["contains_match"] == 1.0
     assert scores["numeric_match"] == 1.0
     assert scores["token_f1"] == pytest.approx(2 / 3)
+
+
+def test_paired_difference_tells_a_real_gap_from_noise():
+    from evals.metrics import paired_difference
+
+    base = [{"recall@10": float(i % 2)} for i in range(400)]
+    better = [{"recall@10": 1.0} for _ in range(400)]                 # wins 200 questions, loses none
+    real = paired_difference(better, base, "recall@10")
+    assert real["difference"] == pytest.approx(0.5) and (real["better"], real["worse"]) == (200, 0)
+    assert 0 < real["ci95"][0] < 0.5 < real["ci95"][1]
+    swapped = [{"recall@10": float((i + 1) % 2)} if i < 8 else row for i, row in enumerate(base)]
+    noise = paired_difference(swapped, base, "recall@10")             # 4 wins, 4 losses
+    assert noise["difference"] == 0 and (noise["better"], noise["worse"]) == (4, 4)
+    assert noise["ci95"][0] < 0 < noise["ci95"][1]
+    same = paired_difference(base, base, "recall@10")
+    assert same["ci95"] == [0.0, 0.0]
+    with pytest.raises(ValueError):
+        paired_difference(base, base[:3], "recall@10")

@@ -43,8 +43,7 @@ def scenarios(
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate with thresholds"),
     router: list[str] = typer.Option(["calibrated", "calibrated-configured-prior", "calibrated-one-step-prior",
-                                      "calibrated-rare-contradictions-prior", "calibrated-without-relation-veto",
-                                      "pair", "pair-without-cue-path"],
+                                      "calibrated-rare-contradictions-prior", "pair", "pair-without-cue-path"],
                                      help="routers to evaluate (the shipped one is always included)"),
     contributions: bool = typer.Option(True, "--contributions/--no-contributions",
                                        help="also measure each signal's contribution to the calibrated router"),
@@ -83,8 +82,6 @@ def scenarios(
                 "calibrated-one-step-prior": base.replace(router="calibrated", level_prior_iterations=1),
                 "calibrated-rare-contradictions-prior": base.replace(router="calibrated",
                                                                      level_prior=[0.5, 0.4, 0.1]),
-                # ablation: no relation-model veto on the cascade's "high"
-                "calibrated-without-relation-veto": base.replace(router="calibrated", relation_veto=0.0),
                 "pair": base.replace(router="pair"),
                 "pair-without-cue-path": base.replace(router="pair", relation_model_file=str(
                     _relation_without_cue_path(base.relation_model_path, out)))}

@@ -67,14 +67,6 @@ class PCMContext:
     surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
     relation_top_k: int = 3
-    # A "high" of the calibrated cascade is routed low when the relation model gives every judged
-    # memory P(contradiction) below this: change words alone ("replaced the chain on my bike")
-    # revise nothing (0: off). Measured on the relation pairs of the groups held out from the fit
-    # (dev), with a head fitted without them: traps routed high 30 of 133, contradictions caught
-    # 110 of 262 without the veto; 0.15: 11 and 109; 0.25 (best accuracy): 7 and 107. 0.15 is the
-    # largest grid value a step below the spec walkthrough's own revision ("quit programming and
-    # become a full-time AI researcher", judged 0.21 against "Python backend developer").
-    relation_veto: float = 0.15
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
     # n₀ of `adapted_level_prior`: the calibrated router's prior is each user's own share of
     # levels, estimated from their stored facts and shrunk to `level_prior` by n₀ pseudo-turns
@@ -182,7 +174,7 @@ class PCMContext:
             raise ValueError("context_turns and context_gap_minutes must not be negative")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
                      "intent_smoothing", "llm_intent_confidence", "context_weight", "speaker_weight",
-                     "lexical_weight", "relation_veto"):
+                     "lexical_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
 

@@ -144,22 +144,3 @@ def services_graph(ctx):
     def info(text):
         return TurnInfo(text=text, turn=1, thread_id=None, timestamp=datetime(2024, 5, 2, tzinfo=timezone.utc))
     return graph, info
-
-
-@pytest.mark.parametrize("memory, trap", [
-    ("I've used a Pixel phone for years.", "Replaced the cracked screen on my Pixel."),
-    ("I cycle to work on an old steel road bike.", "Replaced the chain on my bike, the old one was rusty."),
-])
-def test_a_change_word_that_contradicts_nothing_is_vetoed_by_the_relation_model(ctx, memory, trap):
-    """The cascade's cue-driven "high" on a trap is routed low when the relation model gives every
-    judged memory a low P(contradiction); a real revision keeps its correction."""
-    for veto, level in ((0.0, "high"), (ctx.relation_veto, "low")):
-        pcm = PCM(ctx.replace(relation_veto=veto, data_dir=f"{ctx.data_dir}/{veto}"), checkpointer=InMemorySaver())
-        pcm.process(memory, user_id="v")
-        packet = pcm.process(trap, user_id="v")["surprisal"]
-        assert packet["level"] == level, packet["level_source"]
-        assert packet["signals"]["relation_contradiction"] < ctx.relation_veto
-    assert packet["level_source"] == "relation-veto"
-    pcm.process("I'm a dentist at a small practice in Leeds.", user_id="w")
-    out = pcm.process("I quit dentistry last year and I teach high school chemistry now.", user_id="w")
-    assert out["surprisal"]["level"] == "high" and out["agent"] == "correction"

@@ -173,8 +173,7 @@ class SurpriseMonitor:
         are added and the full router decides; a turn still uncertain goes to the LLM if one
         is configured, so the LLM is asked only about the ambiguous turns. Without an LLM, an
         uncertain "high" (correction decays memories) falls back to the likelier of the
-        non-destructive levels, and a "high" the relation model says contradicts none of the judged
-        memories (each P(contradiction) below `relation_veto`) is routed low. Router `threshold` compares S_eff with θ_low/θ_high, asking the
+        non-destructive levels. Router `threshold` compares S_eff with θ_low/θ_high, asking the
         LLM for the hybrid scorer's conflict score on every turn. Router `pair`: `pair_level` over
         the relation model's verdicts; when the decided level's probability is below
         `cascade_confidence` and an LLM is configured, the LLM judges the pairs. The calibrated routers
@@ -219,9 +218,6 @@ class SurpriseMonitor:
                 elif level == "high":
                     level = max(("low", "medium"), key=probabilities.get)
                     source = "calibrated-cautious"
-        if level == "high" and source in ("calibrated-cheap", "calibrated") and relations \
-                and signals["relation_contradiction"] < ctx.relation_veto:
-            level, source = "low", "relation-veto"
         if ctx.scorer != "hybrid" and "nll" not in signals:
             signals.update(self.language_model_signals(text, context))
         if level is None and ctx.scorer == "hybrid" and judgement is None:

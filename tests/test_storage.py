@@ -243,6 +243,16 @@ def test_search_as_of_rebuilds_weights_and_supersedes_links(pcm):
     assert [s for s, _ in later.in_edges(old.id, "supersedes")] == [new_id]
 
 
+def test_search_as_of_also_ranks_memories_in_the_other_script(pcm):
+    """An English question about a Chinese conversation, asked of the memory as it stood then:
+    only what existed then, ranked by P(d|I)·w as the live memory would rank it."""
+    pcm.process("我现在住在杭州。", user_id="z", timestamp="2024-01-10T09:00:00+00:00")
+    pcm.process("我上个月搬到广州了。", user_id="z", timestamp="2024-06-10T09:00:00+00:00")
+    first, second = [n.id for n in sorted(pcm.memory("z").nodes(types=[NodeType.FACT]), key=lambda n: n.created_at)]
+    assert [m.id for m in pcm.search("Where does the user live?", user_id="z", as_of="2024-03-01")] == [first]
+    assert {first, second} <= {m.id for m in pcm.search("Where does the user live?", user_id="z")}
+
+
 def test_cli_shows_a_memory_as_of_a_date(ctx):
     from typer.testing import CliRunner
 

@@ -44,3 +44,16 @@ def test_cues_respect_word_boundaries(text, family):
 def test_several_expressions_add_up():
     counts = cue_counts("I left my job and moved to Denver; I'm a nurse now.")
     assert counts["change"] == 3
+
+
+@pytest.mark.parametrize("text, changes", [
+    ("I've been playing for a month now, it's been tough but fun.", 0),      # how long, not a change
+    ("I've had them for 3 years now and they bring me tons of joy!", 0),
+    ("Wow, that's amazing! How do you feel now that it's finished?", 0),     # asks, does not tell
+    ("你现在住哪里？", 0),
+    ("I'm doing well now. Did you move?", 1),
+    ("I now work at Microsoft, how about you?", 1),
+    ("我现在住在广州。你呢？", 1),
+])
+def test_change_cues_count_what_is_told_not_durations_or_questions(text, changes):
+    assert cue_counts(text)["change"] == changes

@@ -31,10 +31,15 @@ _THINGS_REPLACED = ("job|house|flat|apartment|home|place|city|manager|boss|team|
                     "programme|program|major|advisor|supervisor|partner|girlfriend|boyfriend|car|phone|laptop|stack|"
                     "favou?rite")
 
+#: "now" closing a duration ("for a while now", "three years now") says how long something has
+#: lasted, not that it changed
+_AFTER_A_DURATION = "".join(f"(?<!{unit} )" for unit in (
+    "while", "ages", "time", "year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours"))
+
 ENGLISH: dict[str, tuple[str, ...]] = {
     "change": (
         r"no longer", r"not any ?more", r"any ?more", r"no more", r"used to", r"these days", r"nowadays",
-        r"from now on", r"now that", r"(?<!right )(?<!just )(?<!for )now(?! and then)", r"instead", r"change of plans?",
+        r"from now on", r"now that", r"(?<!right )(?<!just )(?<!for )" + _AFTER_A_DURATION + r"now(?! and then)", r"instead", r"change of plans?",
         r"switch(?:ed|ing)? (?:to|over|from|back)", r"mov(?:ed|ing) (?:to|over|into|from|out|away|back)",
         r"migrat(?:ed|ing|ion)", r"rewr(?:ote|itten|iting)", r"replac(?:ed|ing)", r"convert(?:ed|ing)",
         r"pivot(?:ed|ing)?", r"transferr?(?:ed|ing)", r"quit(?:ting)?", r"left (?:my|the|our|\w+ (?:school|job))",
@@ -79,6 +84,7 @@ CHINESE: dict[str, tuple[str, ...]] = {
 FAMILIES = tuple(ENGLISH)
 
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
+_LAST_CLAUSE = re.compile(r"[,;，；—](?=[^,;，；—]*$)")
 _REQUEST_OPENERS = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please )?(?:help|remind|tell) me\b|^(?:any|some) "
     r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b")
@@ -106,12 +112,29 @@ def _compiled() -> dict[str, list[re.Pattern]]:
 
 
 def cue_counts(text: str) -> dict[str, int]:
-    """How many expressions of each family (`FAMILIES`) occur in `text`."""
+    """How many expressions of each family (`FAMILIES`) occur in `text` (change: in its sentences
+    that are not questions)."""
     return dict(zip(FAMILIES, _counts(text)))
 
 
 @lru_cache(maxsize=4096)
 def _counts(text: str) -> tuple[int, ...]:
-    lowered = f" {text.lower()} "
-    return tuple(sum(1 for p in _compiled()[family] if p.search(lowered))
-                 + sum(1 for cue in CHINESE[family] if cue in text) for family in FAMILIES)
+    told = _told(text)
+    lowered, told_lowered = f" {text.lower()} ", f" {told.lower()} "
+    return tuple(sum(1 for p in _compiled()[family] if p.search(told_lowered if family == "change" else lowered))
+                 + sum(1 for cue in CHINESE[family] if cue in (told if family == "change" else text))
+                 for family in FAMILIES)
+
+
+def _told(text: str) -> str:
+    """`text` without its questions: a question ("How do you feel now that it's finished?") asks
+    about a change, it does not tell one, so change cues count only where something is told. Of a
+    question joined to a statement by a comma ("I quit my job, can you believe it?") the part
+    before the last comma is kept."""
+    kept = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group(0)
+        if sentence.rstrip().endswith(("?", "？")):
+            sentence = _LAST_CLAUSE.split(sentence)[0] if _LAST_CLAUSE.search(sentence) else ""
+        kept.append(sentence)
+    return " ".join(kept)

@@ -57,3 +57,14 @@ def test_several_expressions_add_up():
 ])
 def test_change_cues_count_what_is_told_not_durations_or_questions(text, changes):
     assert cue_counts(text)["change"] == changes
+
+
+@pytest.mark.parametrize("text, changes", [
+    ("It can be tough getting used to a new routine.", 0),
+    ("I'm used to working late.", 0),
+    ("I used to work at Google.", 1),
+    ("We ended up in this amazing little bar.", 0),
+    ("My contract ended in May.", 1),
+])
+def test_accustomed_and_ended_up_are_not_changes(text, changes):
+    assert cue_counts(text)["change"] == changes

@@ -36,16 +36,21 @@ _THINGS_REPLACED = ("job|house|flat|apartment|home|place|city|manager|boss|team|
 _AFTER_A_DURATION = "".join(f"(?<!{unit} )" for unit in (
     "while", "ages", "time", "year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours"))
 
+#: "used to" after these means accustomed ("getting used to a new routine"), not a past habit
+_NOT_ACCUSTOMED = "".join(f"(?<!{word} )" for word in (
+    "get", "gets", "getting", "got", "be", "being", "been", "am", "i'm", "is", "are", "you're", "we're", "was",
+    "were"))
+
 ENGLISH: dict[str, tuple[str, ...]] = {
     "change": (
-        r"no longer", r"not any ?more", r"any ?more", r"no more", r"used to", r"these days", r"nowadays",
+        r"no longer", r"not any ?more", r"any ?more", r"no more", _NOT_ACCUSTOMED + r"used to", r"these days", r"nowadays",
         r"from now on", r"now that", r"(?<!right )(?<!just )(?<!for )" + _AFTER_A_DURATION + r"now(?! and then)", r"instead", r"change of plans?",
         r"switch(?:ed|ing)? (?:to|over|from|back)", r"mov(?:ed|ing) (?:to|over|into|from|out|away|back)",
         r"migrat(?:ed|ing|ion)", r"rewr(?:ote|itten|iting)", r"replac(?:ed|ing)", r"convert(?:ed|ing)",
         r"pivot(?:ed|ing)?", r"transferr?(?:ed|ing)", r"quit(?:ting)?", r"left (?:my|the|our|\w+ (?:school|job))",
         r"dropped out", r"resign(?:ed|ing)", r"retir(?:ed|ing)", r"handed in (?:my|our) notice", r"gave (?:up|away)",
         r"giving up", r"sold (?:my|our|the)", r"shut (?:down|the)", r"broke up", r"split up", r"called off",
-        r"separate ways", r"divorc(?:ed|ing)", r"ended", r"single again", r"graduated", r"bec(?:a|o)me",
+        r"separate ways", r"divorc(?:ed|ing)", r"ended(?! up)", r"single again", r"graduated", r"bec(?:a|o)me",
         r"turned into", r"not looking back", r"haven'?t (?:touched|used|been|had)",
         rf"new (?:{_THINGS_REPLACED})", r"first (?:day|week|month) (?:at|as|in)", r"started (?:at|as) ",
         r"joined (?:\w+ )?as", r"took (?:a|the) (?:job|position|role)",

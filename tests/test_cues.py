@@ -54,17 +54,11 @@ def test_several_expressions_add_up():
     ("I'm doing well now. Did you move?", 1),
     ("I now work at Microsoft, how about you?", 1),
     ("我现在住在广州。你呢？", 1),
-])
-def test_change_cues_count_what_is_told_not_durations_or_questions(text, changes):
-    assert cue_counts(text)["change"] == changes
-
-
-@pytest.mark.parametrize("text, changes", [
-    ("It can be tough getting used to a new routine.", 0),
+    ("It can be tough getting used to a new routine.", 0),                  # accustomed, not a past habit
     ("I'm used to working late.", 0),
     ("I used to work at Google.", 1),
     ("We ended up in this amazing little bar.", 0),
     ("My contract ended in May.", 1),
 ])
-def test_accustomed_and_ended_up_are_not_changes(text, changes):
+def test_change_cues_count_what_is_told_not_durations_questions_or_habits(text, changes):
     assert cue_counts(text)["change"] == changes

@@ -131,9 +131,10 @@ def write_locomo_report(results: dict, out: Path) -> None:
         lines.append(f"| {name} | " + " | ".join(_fmt(per.get(c, {}).get("recall@10")) for c in categories) + " |")
     versus = results.get("versus_pcm") or {}
     if versus:
+        compared = list(next(iter(versus.values())))
         lines += ["", "Each system minus PCM, question by question (mean difference, 95% paired bootstrap "
                   "interval, questions it wins / loses): an interval holding 0 does not tell the two apart.", "",
-                  "| system | " + " | ".join(versus[next(iter(versus))]) + " |", "|---" * (len(versus[next(iter(versus))]) + 1) + "|"]
+                  "| system | " + " | ".join(compared) + " |", "|---" * (len(compared) + 1) + "|"]
         for name, by_metric in versus.items():
             cells = [f"{d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] {d['better']}/{d['worse']}"
                      if d.get("difference") is not None else "n/a" for d in by_metric.values()]

@@ -109,7 +109,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         seconds: dict[str, float] = {}
         cost: dict = {"latencies": [], "no_routing_latencies": [], "llm_calls": 0, "llm_tokens": 0, "turns": 0,
                       "memories": {}, "agents": {}}
-        misses, qa_rows, items = [], [], []
+        misses, qa_rows, items, asked_in = [], [], [], []
         for conversation in conversations:
             for name, timed in _ingestions(pcm, no_routing, conversation, progress, limit_turns, cost):
                 seconds[name] = seconds.get(name, 0.0) + timed
@@ -129,6 +129,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
                     row = score_ranking(ranked, question)
                     rows.setdefault(name, []).append(row)
                     if name == "pcm":
+                        asked_in.append(conversation.sample_id)
                         items.append({"id": f"{conversation.sample_id}:{len(items)}",
                                       "inputs": {"conversation": conversation.sample_id, "question": question.question},
                                       "reference": {"answer": question.answer, "evidence": question.evidence,
@@ -150,7 +151,8 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
                      "limit_turns": limit_turns},
         "systems": {name: summarise(r, seconds.get(name, 0.0)) for name, r in rows.items()},
         # each system against PCM on the same questions: is a gap more than these questions' noise?
-        "versus_pcm": {name: {f"recall@{k}": paired_difference(r, rows["pcm"], f"recall@{k}") for k in KS}
+        "versus_pcm": {name: {f"recall@{k}": paired_difference(r, rows["pcm"], f"recall@{k}", groups=asked_in)
+                              for k in KS}
                        for name, r in rows.items() if name != "pcm" and "pcm" in rows},
         "cost": {
             "turns": cost["turns"], "llm_calls_per_turn": cost["llm_calls"] / max(1, cost["turns"]),

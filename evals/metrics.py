@@ -179,20 +179,30 @@ def _mean_metrics(
 
 
 def paired_difference(rows: list[Mapping[str, Any]], baseline_rows: list[Mapping[str, Any]], metric: str,
-                      resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+                      resamples: int = 2000, seed: int = 0, groups: list[str] | None = None) -> dict[str, Any]:
     """How far `rows` beat `baseline_rows` on `metric`, question by question (the two lists hold
     the same questions in the same order): the mean difference, its 95% paired bootstrap interval
     (`scipy.stats.bootstrap`, percentile method, fixed seed), and how many questions each side wins.
-    An interval that holds 0 says the two systems are not told apart by these questions."""
+    An interval that holds 0 says the two systems are not told apart by these questions.
+    With `groups` (one label per row, e.g. its conversation): also the mean difference per group,
+    which shows whether a gap holds across groups or comes from one of them."""
     from scipy.stats import bootstrap
 
     if len(rows) != len(baseline_rows):
         raise ValueError(f"paired rows differ in length: {len(rows)} and {len(baseline_rows)}")
-    pairs = [(row[metric], base[metric]) for row, base in zip(rows, baseline_rows)
-             if row.get(metric) is not None and base.get(metric) is not None]
-    differences = [float(a) - float(b) for a, b in pairs]
+    if groups is not None and len(groups) != len(rows):
+        raise ValueError(f"need one group per row: {len(groups)} groups for {len(rows)} rows")
+    kept = [(row[metric], base[metric], groups[i] if groups is not None else None)
+            for i, (row, base) in enumerate(zip(rows, baseline_rows))
+            if row.get(metric) is not None and base.get(metric) is not None]
+    differences = [float(a) - float(b) for a, b, _ in kept]
     result: dict[str, Any] = {"questions": len(differences), "better": sum(d > 0 for d in differences),
                               "worse": sum(d < 0 for d in differences)}
+    if groups is not None:
+        by_group: dict[str, list[float]] = {}
+        for (_, _, group), difference in zip(kept, differences):
+            by_group.setdefault(group, []).append(difference)
+        result["per_group"] = {group: sum(values) / len(values) for group, values in by_group.items()}
     if not differences:
         return {**result, "difference": None, "ci95": None}
     mean = sum(differences) / len(differences)

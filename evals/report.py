@@ -139,6 +139,17 @@ def write_locomo_report(results: dict, out: Path) -> None:
             cells = [f"{d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] {d['better']}/{d['worse']}"
                      if d.get("difference") is not None else "n/a" for d in by_metric.values()]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        per_conversation = {name: by_metric["recall@10"]["per_group"] for name, by_metric in versus.items()
+                            if (by_metric.get("recall@10") or {}).get("per_group")}
+        if per_conversation:
+            conversations = list(next(iter(per_conversation.values())))
+            lines += ["", "Recall@10, each system minus PCM per conversation (conversations it wins / loses):", "",
+                      "| system | " + " | ".join(conversations) + " | won / lost |",
+                      "|---" * (len(conversations) + 2) + "|"]
+            for name, by_conversation in per_conversation.items():
+                values = [by_conversation[c] for c in conversations]
+                lines.append(f"| {name} | " + " | ".join(f"{v:+.3f}" for v in values)
+                             + f" | {sum(v > 0 for v in values)} / {sum(v < 0 for v in values)} |")
     lines += ["", "Cost:", "", "```", *(f"{k}: {v}" for k, v in results["cost"].items()), "```", ""]
     lines += _qa_lines(results["qa"]) + ["", "![recall@k](recall_at_k.png)", ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")

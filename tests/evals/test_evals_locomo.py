@@ -36,6 +36,10 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
         gap = by_metric["recall@10"]
         assert gap["difference"] == pytest.approx(results["systems"][name]["recall@10"] - results["systems"]["pcm"]["recall@10"])
         assert gap["ci95"][0] <= gap["difference"] <= gap["ci95"][1] and gap["questions"] == results["questions"]
+        asked = [item["inputs"]["conversation"] for item in results["items"]]
+        assert set(gap["per_group"]) == set(asked) == {c.sample_id for c in two_conversations}
+        weighted = sum(gap["per_group"][c] * asked.count(c) for c in gap["per_group"]) / len(asked)
+        assert weighted == pytest.approx(gap["difference"])      # per conversation, the same questions
     assert results["cost"]["turns"] == 2 * TURNS
     assert results["cost"]["latency_p50"] > 0 and results["cost"]["llm_calls_per_turn"] == 0
     assert set(results["cost"]["memories"]) == {c.sample_id for c in two_conversations}
@@ -85,6 +89,7 @@ def test_cli_writes_results_report_and_plot(tmp_path):
     report = (out / "report.md").read_text()
     assert re.search(r"\| pcm \| [0-9.]+ \|", report)
     assert re.search(r"\| bm25 \| [+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|", report)
+    assert re.search(r"\| bm25 \| [+-][0-9.]+ \| [0-9] / [0-9] \|", report)          # per conversation
     analysis = CliRunner().invoke(app, ["analyze", str(out)])
     assert analysis.exit_code == 0 and "R@10" in analysis.output
 

@@ -159,3 +159,18 @@ def test_paired_difference_tells_a_real_gap_from_noise():
     assert same["ci95"] == [0.0, 0.0]
     with pytest.raises(ValueError):
         paired_difference(base, base[:3], "recall@10")
+
+
+def test_paired_difference_per_group_shows_where_a_gap_comes_from():
+    from evals.metrics import paired_difference
+
+    base = [{"recall@10": 0.0} for _ in range(6)]
+    rows = [{"recall@10": 1.0}, {"recall@10": 1.0}, {"recall@10": 0.0}, {"recall@10": 0.0}, {"recall@10": 0.0},
+            {"recall@10": None}]
+    groups = ["conv-a", "conv-a", "conv-b", "conv-b", "conv-b", "conv-b"]
+    gap = paired_difference(rows, base, "recall@10", groups=groups)
+    assert gap["difference"] == pytest.approx(0.4) and gap["questions"] == 5
+    assert gap["per_group"] == {"conv-a": 1.0, "conv-b": 0.0}       # the whole gap is conv-a's
+    assert "per_group" not in paired_difference(rows, base, "recall@10")
+    with pytest.raises(ValueError, match="one group per row"):
+        paired_difference(rows, base, "recall@10", groups=groups[:2])

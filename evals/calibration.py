@@ -1,12 +1,10 @@
-"""Fit the surprise router on one scenario file (plus scenarios built from the relation training
-pairs, `evals.router_pairs`); it is only ever scored on another scenario file.
+"""Fit the surprise router on one scenario file; it is only ever scored on another.
 
 Two things are fitted from the probes' measured signals:
-- θ_low/θ_high per scorer: the pair of cut points on S_eff with the best 3-way accuracy (on the
-  scenario file's probes);
-- the router: a multinomial logistic regression over all signals, the relation model's verdicts
-  included (standardised, class-balanced), saved as plain numbers so PCM needs no scikit-learn at
-  run time; and the cheap router, the same over the signals that need no language model (the
+- θ_low/θ_high per scorer: the pair of cut points on S_eff with the best 3-way accuracy;
+- the router: a multinomial logistic regression over all signals (standardised,
+  class-balanced), saved as plain numbers so PCM needs no scikit-learn at run time;
+  and the cheap router, the same over the signals that need no language model (the
   cascade's first stage).
 The probes' signals are measured after replaying each history with routing off, so
 what the router learns from does not depend on an earlier router's decisions.
@@ -24,7 +22,7 @@ from sklearn.linear_model import LogisticRegression
 
 from pcm.config import SCORERS, PCMContext
 from pcm.formulas import LEVELS, effective_surprisal
-from pcm.perception.surprise import CHEAP_FEATURES, FEATURES, RELATION_FEATURES, RouterModel, raw_surprisal
+from pcm.perception.surprise import CHEAP_FEATURES, FEATURES, RouterModel, raw_surprisal
 from pcm.world.knowledge_graph import atomic_write_text
 
 
@@ -77,30 +75,18 @@ def file_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-#: what the full router and the cascade's cheap first stage read
-ROUTER_FEATURES = (*FEATURES, *RELATION_FEATURES)
-CHEAP_ROUTER_FEATURES = (*CHEAP_FEATURES, *RELATION_FEATURES)
-
-
-def fit_calibration(records, ctx: PCMContext, source: str | Path, pair_records: list | None = None,
-                    pairs_note: dict | None = None) -> dict:
-    """θ per scorer on the scenario file's probes; both routers on them plus `pair_records`
-    (scenarios built from the relation training pairs, `evals.router_pairs`), if any. θ_high also
-    sets how hard a correction decays and where hypothesis weights start, so it stays the scenario
-    file's."""
-    everything = [*records, *(pair_records or [])]
+def fit_calibration(records, ctx: PCMContext, source: str | Path) -> dict:
     expected = [r.expected for r in records]
     return {
         "fitted_on": str(source),
         "fitted_on_sha256": file_digest(source),
         "fitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "scenarios": len(records),
-        "pair_scenarios": {"count": len(pair_records or []), **(pairs_note or {})},
         "settings": {"surprise_lambda": ctx.surprise_lambda, "hybrid_alpha": ctx.hybrid_alpha},
         "thresholds": {s: list(fit_thresholds([scorer_s_eff(r, s, ctx) for r in records], expected))
                        for s in SCORERS},
-        "router": fit_router(everything, ROUTER_FEATURES),
-        "router_cheap": fit_router(everything, CHEAP_ROUTER_FEATURES),
+        "router": fit_router(records),
+        "router_cheap": fit_router(records, CHEAP_FEATURES),
     }
 
 
@@ -110,10 +96,10 @@ def signal_contributions(train, test) -> dict[str, float]:
         spec = fit_router(train, features)
         return float(np.mean([p == r.expected for p, r in zip(predict_router(spec, test), test)]))
 
-    full = accuracy(ROUTER_FEATURES)
+    full = accuracy(FEATURES)
     out = {"all_signals": full}
-    for feature in ROUTER_FEATURES:
-        out[f"without_{feature}"] = accuracy(tuple(f for f in ROUTER_FEATURES if f != feature))
+    for feature in FEATURES:
+        out[f"without_{feature}"] = accuracy(tuple(f for f in FEATURES if f != feature))
     return out
 
 

@@ -149,29 +149,3 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert "| calibrated |" in report and "weights.png" in report
     for image in ("s_eff.png", "weights.png"):
         assert (out / image).stat().st_size > 5000
-
-
-def test_calibration_fits_the_routers_on_pair_scenarios_too_but_thresholds_on_the_file_only(tmp_path):
-    from evals.calibration import CHEAP_ROUTER_FEATURES, ROUTER_FEATURES, fit_calibration
-    from pcm.formulas import LEVELS
-
-    def record(level: str, value: float, relation: float) -> SimpleNamespace:
-        signals = dict.fromkeys(ROUTER_FEATURES, 0.0)
-        signals.update(nll=value, nll_delta=value, max_similarity=1.0 - value, conflict=value,
-                       relation_contradiction=relation)
-        return SimpleNamespace(signals=signals, expected=level)
-
-    fit = tmp_path / "fit.jsonl"
-    fit.write_text("{}\n")
-    records = [record(level, v, 0.5) for level, v in (("low", 0.1), ("low", 0.2), ("medium", 0.5), ("medium", 0.6),
-                                                        ("high", 0.9), ("high", 1.0))]
-    pairs = [record(level, 0.5, r) for level, r in (("low", 0.0), ("medium", 0.3), ("high", 1.0)) for _ in range(4)]
-    alone = fit_calibration(records, PCMContext(), fit)
-    both = fit_calibration(records, PCMContext(), fit, pairs, {"per_level": 4})
-    assert both["thresholds"] == alone["thresholds"]                  # θ: the scenario file's probes only
-    assert both["router"]["features"] == list(ROUTER_FEATURES)
-    assert both["router_cheap"]["features"] == list(CHEAP_ROUTER_FEATURES)
-    assert both["pair_scenarios"] == {"count": 12, "per_level": 4} and alone["pair_scenarios"] == {"count": 0}
-    contradiction = ROUTER_FEATURES.index("relation_contradiction")
-    high = LEVELS.index("high")
-    assert both["router"]["coef"][high][contradiction] > alone["router"]["coef"][high][contradiction]

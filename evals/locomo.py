@@ -109,7 +109,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         seconds: dict[str, float] = {}
         cost: dict = {"latencies": [], "no_routing_latencies": [], "llm_calls": 0, "llm_tokens": 0, "turns": 0,
                       "memories": {}, "agents": {}}
-        misses, qa_rows, items, asked_in = [], [], [], []
+        misses, qa_rows, items = [], [], []
         for conversation in conversations:
             for name, timed in _ingestions(pcm, no_routing, conversation, progress, limit_turns, cost):
                 seconds[name] = seconds.get(name, 0.0) + timed
@@ -129,7 +129,6 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
                     row = score_ranking(ranked, question)
                     rows.setdefault(name, []).append(row)
                     if name == "pcm":
-                        asked_in.append(conversation.sample_id)
                         items.append({"id": f"{conversation.sample_id}:{len(items)}",
                                       "inputs": {"conversation": conversation.sample_id, "question": question.question},
                                       "reference": {"answer": question.answer, "evidence": question.evidence,
@@ -141,6 +140,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
             if answer_questions and services.llm is not None:
                 qa_rows.extend(_answer(pcm, services, conversation, turn_ids, judge))
     latencies = np.asarray(cost["latencies"] or [0.0])
+    asked_in = [item["inputs"]["conversation"] for item in items]    # the conversation of each PCM row
     no_routing_latencies = np.asarray(cost["no_routing_latencies"] or [0.0])
     return {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),

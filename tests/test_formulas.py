@@ -76,6 +76,14 @@ def test_surprise_level_bands():
 def test_reinforce_weight_approaches_one():
     assert f.reinforce_weight(0.7, 0.05) == pytest.approx(0.715)
     assert f.reinforce_weight(0.38, 0.05) == pytest.approx(0.411)
+
+
+def test_reinforce_weight_scales_with_how_sure_the_confirmation_is():
+    assert f.reinforce_weight(0.7, 0.05, certainty=1.0) == f.reinforce_weight(0.7, 0.05)
+    assert f.reinforce_weight(0.7, 0.05, certainty=0.4) == pytest.approx(0.7 + 0.05 * 0.4 * 0.3)
+    assert f.reinforce_weight(0.7, 0.05, certainty=0.0) == pytest.approx(0.7)
+    with pytest.raises(ValueError):
+        f.reinforce_weight(0.7, 0.05, certainty=-0.1)
     w = 0.5
     for _ in range(500):
         w = f.reinforce_weight(w, 0.05)
@@ -85,6 +93,14 @@ def test_reinforce_weight_approaches_one():
 def test_decay_weight_matches_the_walkthrough():
     assert f.decay_weight(0.85, 0.3, 0.73) == pytest.approx(0.85 * math.exp(-0.219))
     assert f.decay_weight(0.85, 0.3, 0.73) == pytest.approx(0.68, abs=0.005)
+
+
+def test_decay_weight_scales_with_how_sure_the_contradiction_is():
+    assert f.decay_weight(0.85, 0.3, 0.73, certainty=1.0) == f.decay_weight(0.85, 0.3, 0.73)
+    assert f.decay_weight(0.85, 0.3, 0.73, certainty=0.5) == pytest.approx(0.85 * math.exp(-0.3 * 0.73 * 0.5))
+    assert f.decay_weight(0.85, 0.3, 0.73, certainty=0.0) == pytest.approx(0.85)
+    with pytest.raises(ValueError):
+        f.decay_weight(0.85, 0.3, 0.73, certainty=1.5)
 
 
 def test_time_decay_weight():

@@ -3,13 +3,17 @@ and let unconfirmed hypotheses fade with time.
 
 Supported memories are the retrieved ones of the same speaker about the same subject (sharing
 an informative word), plus hypotheses whose evidence keywords the input uses (implicit
-verification: the user's own later words confirm a hypothesis; nobody has to ask). Keywords
+verification: the user's own later words confirm a hypothesis; nobody has to ask). A supported
+fact rises by how sure the relation model is that the input confirms it (a later turn on the
+same subject is not always a confirmation), a hypothesis by its keywords' full step. Keywords
 common in general use ("lately", "learning") confirm nothing, even in hypotheses written
 before that rule. Hypotheses time-decay on every turn (`decay_hypotheses`, called by each
 branch); the confirmed ones, whose weight rose this turn, are spared.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
 
 from pcm.config import PCMContext
 from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
@@ -38,14 +42,18 @@ def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved:
     return supported
 
 
-def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext
-              ) -> list[MemoryChange]:
-    """w ← w + η(1 − w) for each supported memory; a HYPOTHESIS above the threshold becomes a FACT."""
+def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext,
+              relations: Mapping[str, Mapping[str, float]] | None = None) -> list[MemoryChange]:
+    """w ← w + η·p·(1 − w) for each supported memory, p its P(consistent) in `relations` (1 when
+    not judged: a hypothesis confirmed by its evidence keywords); a HYPOTHESIS above the threshold
+    becomes a FACT."""
     changes = []
+    relations = relations or {}
     with graph.lock:
         for node_id in supported:
             node = graph.node(node_id)
-            new = reinforce_weight(node.weight, ctx.eta)
+            certainty = float(relations[node_id]["consistent"]) if node_id in relations else 1.0
+            new = reinforce_weight(node.weight, ctx.eta, certainty)
             promote = node.type == NodeType.HYPOTHESIS and new > ctx.promotion_threshold
             changes.append(graph.update_node(
                 node_id, weight=new, type=NodeType.FACT if promote else None, now=info.timestamp, agent=AGENT,
@@ -75,10 +83,15 @@ def decay_hypotheses(graph: WeightedKnowledgeGraph, info: TurnInfo, confirmed: l
 
 
 def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
-                      ctx: PCMContext) -> tuple[str, list[MemoryChange]]:
+                      ctx: PCMContext, judge: Callable[[list[RetrievedMemory]], dict] | None = None
+                      ) -> tuple[str, list[MemoryChange]]:
+    """Reinforce the supported memories, each by how sure `judge` (P(relation) of the input against
+    given memories, by id) is that the input confirms it; store the input as an observation."""
     with graph.lock:
         supported = supported_memories(graph, info, retrieved, ctx)
-        changes = reinforce(graph, info, supported, ctx)
+        by_id = {m.id: m for m in retrieved}
+        judged = [by_id[i] for i in supported if i in by_id and by_id[i].type == NodeType.FACT]
+        changes = reinforce(graph, info, supported, ctx, judge(judged) if judge and judged else None)
         observation, observed = write_memory(graph, info, info.content, NodeType.FACT, ctx.observation_weight,
                                              agent=AGENT, reason="observation consistent with memory")
         for node_id in supported:

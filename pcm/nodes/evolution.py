@@ -53,8 +53,10 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
 
 def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
+    judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
     node_id, changes = apply_correction(graph, turn_info(state, thread_of(config)), memories(state.get("conflicts")),
-                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, note=state.get("note"))
+                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, note=state.get("note"),
+                                        judgement=judgement)
     return {"agent": "correction", "memory_node_id": node_id, "changes": dump(changes)}
 
 
@@ -68,6 +70,13 @@ def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: 
 
 def maintain(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
-    node_id, changes = apply_maintenance(graph, turn_info(state, thread_of(config)), evolution_context(state),
-                                         ctx)
+    info = turn_info(state, thread_of(config))
+    known = (state.get("surprisal") or {}).get("relations") or {}
+    monitor = services.monitor(None)
+
+    def judge(judged: list[RetrievedMemory]) -> dict[str, dict[str, float]]:
+        """Perception's verdicts, plus the relation model's for supported facts it did not judge."""
+        return {**known, **monitor.judge_pairs(info.text, [m for m in judged if m.id not in known], ctx)}
+
+    node_id, changes = apply_maintenance(graph, info, evolution_context(state), ctx, judge)
     return {"agent": "maintenance", "memory_node_id": node_id, "changes": dump(changes)}

@@ -107,15 +107,18 @@ class SurpriseMonitor:
                   ctx: PCMContext) -> dict[str, dict[str, float]]:
         """P(consistent/novel/contradiction) of `text` against each judged memory (`judged_facts`),
         by memory id; {} when no relation model is available (no file, no embedder)."""
-        if self.embedder is None or not ctx.relation_model_path.is_file():
-            return {}
-        judged = judged_facts(memories, speaker, ctx.relation_top_k)
-        if not judged:
+        return self.judge_pairs(text, judged_facts(memories, speaker, ctx.relation_top_k), ctx)
+
+    def judge_pairs(self, text: str, memories: list[RetrievedMemory], ctx: PCMContext
+                    ) -> dict[str, dict[str, float]]:
+        """The relation model's P(consistent/novel/contradiction) of `text` against each of `memories`,
+        by memory id; {} when there are none or no relation model is available."""
+        if not memories or self.embedder is None or not ctx.relation_model_path.is_file():
             return {}
         model = load_relation_model(ctx.relation_model_path)
-        vectors = self.embedder.encode([*(m.content for m in judged), text])
-        verdicts = model.judge(vectors[:-1], vectors[-1], [m.content for m in judged], text)
-        return {m.id: verdict for m, verdict in zip(judged, verdicts)}
+        vectors = self.embedder.encode([*(m.content for m in memories), text])
+        verdicts = model.judge(vectors[:-1], vectors[-1], [m.content for m in memories], text)
+        return {m.id: verdict for m, verdict in zip(memories, verdicts)}
 
     def cheap_signals(self, text: str, memories: list[RetrievedMemory]) -> dict[str, float]:
         """Signals that need no language model (CHEAP_FEATURES).

@@ -109,25 +109,18 @@ def reinforce_weight(w: float, eta: float, certainty: float = 1.0) -> float:
     """Maintenance: w ← w + η · p · (1 − w) (spec §5.2 case A, where p = 1). Tends to 1, never exceeds it.
 
     p is how sure PCM is that the input confirms this memory (the relation model's
-    P(consistent | memory, input)): the spec's step in expectation, as for `decay_weight`, so a
-    memory rises with confirmations, not with every later turn on the same subject.
+    P(consistent | memory, input)): the spec's step in expectation over that belief (w moves by
+    η(1 − w) with probability p, else not), so a memory rises with confirmations, not with every
+    later turn on the same subject.
     """
     if not 0.0 <= certainty <= 1.0:
         raise ValueError(f"certainty must lie in [0, 1], got {certainty}")
     return clamp_weight(w + eta * certainty * (1.0 - w))
 
 
-def decay_weight(w: float, beta: float, s_eff: float, certainty: float = 1.0) -> float:
-    """Correction: w ← w · exp(−β · S_eff · p) (spec §5.2 case C, where p = 1).
-
-    p is how sure PCM is that this memory is the one contradicted: the relation model's
-    P(contradiction | memory, input), 1 when the user or an LLM named it. The result is the
-    spec's decay in expectation over that belief (log w moves by −β·S_eff with probability p,
-    else by 0), so a memory the model barely suspects is barely retired.
-    """
-    if not 0.0 <= certainty <= 1.0:
-        raise ValueError(f"certainty must lie in [0, 1], got {certainty}")
-    return clamp_weight(w * math.exp(-beta * s_eff * certainty))
+def decay_weight(w: float, beta: float, s_eff: float) -> float:
+    """Correction: w ← w · exp(−β · S_eff) (spec §5.2 case C)."""
+    return clamp_weight(w * math.exp(-beta * s_eff))
 
 
 def time_decay_weight(w: float, gamma: float, dt_days: float) -> float:

@@ -95,14 +95,6 @@ def test_decay_weight_matches_the_walkthrough():
     assert f.decay_weight(0.85, 0.3, 0.73) == pytest.approx(0.68, abs=0.005)
 
 
-def test_decay_weight_scales_with_how_sure_the_contradiction_is():
-    assert f.decay_weight(0.85, 0.3, 0.73, certainty=1.0) == f.decay_weight(0.85, 0.3, 0.73)
-    assert f.decay_weight(0.85, 0.3, 0.73, certainty=0.5) == pytest.approx(0.85 * math.exp(-0.3 * 0.73 * 0.5))
-    assert f.decay_weight(0.85, 0.3, 0.73, certainty=0.0) == pytest.approx(0.85)
-    with pytest.raises(ValueError):
-        f.decay_weight(0.85, 0.3, 0.73, certainty=1.5)
-
-
 def test_time_decay_weight():
     assert f.time_decay_weight(0.4, 0.1, 2.0) == pytest.approx(0.4 * math.exp(-0.2))
     split = f.time_decay_weight(f.time_decay_weight(0.4, 0.1, 1.0), 0.1, 1.0)

@@ -12,12 +12,11 @@ from evals.scenarios import superseded_by
 from pcm.api import PCM
 from pcm.config import DEFAULT_RELATION_MODEL
 from pcm.evolution import TurnInfo, informative_keywords, is_common_word
-from pcm.evolution.correction import contradiction_certainty, decay_strength, find_conflicts
+from pcm.evolution.correction import find_conflicts
 from pcm.evolution.maintenance import supported_memories
 from pcm.evolution.profiling import draft_hypothesis
-from pcm.formulas import decay_weight, reinforce_weight
-from pcm.llm import RelationJudgement
-from pcm.models import MemoryNode, NodeType, RetrievedMemory, SurprisalPacket
+from pcm.formulas import reinforce_weight
+from pcm.models import MemoryNode, NodeType, RetrievedMemory
 from pcm.perception.relation import RELATIONS, RelationModel, load_relation_model, pair_features
 from pcm.services import Services
 
@@ -146,33 +145,6 @@ def services_graph(ctx):
     def info(text):
         return TurnInfo(text=text, turn=1, thread_id=None, timestamp=datetime(2024, 5, 2, tzinfo=timezone.utc))
     return graph, info
-
-
-def test_a_correction_decays_each_memory_by_how_sure_it_is_contradicted(ctx):
-    pcm = PCM(ctx.replace(router="pair"), checkpointer=InMemorySaver())
-    first = pcm.process("I'm a dentist at a small practice in Leeds.", user_id="c")
-    before = pcm.memory("c").node(first["changes"][0]["node_id"]).weight
-    out = pcm.process("I quit dentistry last year and I teach high school chemistry now.", user_id="c")
-    packet = out["surprisal"]
-    assert out["agent"] == "correction"
-    decayed = [c for c in out["changes"] if c["agent"] == "correction" and c.get("old_weight") is not None]
-    assert [c["node_id"] for c in decayed] == [first["changes"][0]["node_id"]]
-    for change in decayed:
-        p = packet["relations"][change["node_id"]]["contradiction"]
-        assert 0.0 < p < 1.0
-        assert change["new_weight"] == pytest.approx(
-            decay_weight(before, ctx.beta, decay_strength(SurprisalPacket.model_validate(packet)), p))
-
-
-def test_contradiction_certainty_is_one_for_named_memories_else_the_relation_verdict():
-    memory = RetrievedMemory(id="m", content="I live in Lyon.", type=NodeType.FACT, domain=None, weight=0.8,
-                             similarity=0.7, intent_relevance=1.0, score=0.5, via="search")
-    relations = {"m": {"consistent": 0.1, "novel": 0.3, "contradiction": 0.6}}
-    assert contradiction_certainty(memory, relations) == 0.6
-    assert contradiction_certainty(memory, {}) == 1.0
-    assert contradiction_certainty(memory.model_copy(update={"via": "named"}), relations) == 1.0
-    judged = RelationJudgement(relation="contradiction", conflict_score=0.9, conflicting_ids=["m"])
-    assert contradiction_certainty(memory, relations, judged) == 1.0
 
 
 def test_maintenance_reinforces_a_fact_by_how_sure_the_input_confirms_it(ctx):

@@ -63,26 +63,10 @@ def decay_strength(packet: SurprisalPacket) -> float:
     return max(packet.s_eff, packet.theta_high)
 
 
-def contradiction_certainty(memory: RetrievedMemory, relations: dict[str, dict[str, float]],
-                            judgement: RelationJudgement | None = None) -> float:
-    """How sure the correction is that `memory` is contradicted: 1 when the caller or the LLM named
-    it, else the relation model's P(contradiction) when it judged the pair, else 1 (the spec's decay)."""
-    if memory.via == "named" or (judgement is not None and memory.id in judgement.conflicting_ids):
-        return 1.0
-    if memory.id in relations:
-        return float(relations[memory.id]["contradiction"])
-    return 1.0
-
-
 def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: list[RetrievedMemory],
-                     packet: SurprisalPacket, ctx: PCMContext, note: str | None = None,
-                     judgement: RelationJudgement | None = None) -> tuple[str, list[MemoryChange]]:
+                     packet: SurprisalPacket, ctx: PCMContext, note: str | None = None
+                     ) -> tuple[str, list[MemoryChange]]:
     """Decay each conflicting memory, write the input as a FACT (w = correction_weight), link supersedes.
-
-    Each memory decays by how sure the correction is that it is contradicted
-    (`contradiction_certainty`): the spec's full decay for a memory the user or the LLM named,
-    less for one the relation model only suspects, so a false correction barely retires a fact
-    that is still true while its successor still ranks directly above it (`supersedes`).
 
     With nothing to correct, the input is kept as a plain observation (w = observation_weight).
     Unconfirmed hypotheses time-decay on this turn as on every other.
@@ -93,12 +77,10 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
         beta = ctx.beta
         for memory in conflicts:
             old = graph.node(memory.id).weight
-            certainty = contradiction_certainty(memory, packet.relations, judgement)
             changes.append(graph.update_node(
-                memory.id, weight=decay_weight(old, beta, strength, certainty), now=info.timestamp, agent=AGENT,
+                memory.id, weight=decay_weight(old, beta, strength), now=info.timestamp, agent=AGENT,
                 turn=info.turn, thread_id=info.thread_id,
-                reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}, p={certainty:.2f}): "
-                f"{info.text[:120]}"
+                reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"
                 + (f" — reason: {note}" if note else "")))
         weight = ctx.correction_weight if conflicts else ctx.observation_weight
         reason = f"new fact superseding {len(conflicts)} memories" if conflicts else "no contradicted memory found"

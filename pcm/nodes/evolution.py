@@ -53,10 +53,8 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
 
 def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
-    judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
     node_id, changes = apply_correction(graph, turn_info(state, thread_of(config)), memories(state.get("conflicts")),
-                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, note=state.get("note"),
-                                        judgement=judgement)
+                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, note=state.get("note"))
     return {"agent": "correction", "memory_node_id": node_id, "changes": dump(changes)}
 
 

@@ -76,6 +76,10 @@ def test_surprise_level_bands():
 def test_reinforce_weight_approaches_one():
     assert f.reinforce_weight(0.7, 0.05) == pytest.approx(0.715)
     assert f.reinforce_weight(0.38, 0.05) == pytest.approx(0.411)
+    w = 0.5
+    for _ in range(500):
+        w = f.reinforce_weight(w, 0.05)
+    assert w <= 1.0
 
 
 def test_reinforce_weight_scales_with_how_sure_the_confirmation_is():
@@ -84,10 +88,6 @@ def test_reinforce_weight_scales_with_how_sure_the_confirmation_is():
     assert f.reinforce_weight(0.7, 0.05, certainty=0.0) == pytest.approx(0.7)
     with pytest.raises(ValueError):
         f.reinforce_weight(0.7, 0.05, certainty=-0.1)
-    w = 0.5
-    for _ in range(500):
-        w = f.reinforce_weight(w, 0.05)
-    assert w <= 1.0
 
 
 def test_decay_weight_matches_the_walkthrough():

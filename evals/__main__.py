@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -136,22 +137,52 @@ def calibrate(
     data: Path = typer.Option(DEV_SCENARIOS, help="scenario JSONL file to fit on"),
     out: Path = typer.Option(Path("pcm/calibration/default.json"), help="calibration file to write"),
     evaluate: Optional[Path] = typer.Option(None, help="a different scenario file to report accuracy on"),
+    pairs_per_level: int = typer.Option(150, help="router scenarios built from the relation training pairs, "
+                                                  "per level (0: the scenario file only)"),
+    folds: int = typer.Option(3, help="folds of pair groups for the out-of-fold relation signals"),
+    chat: list[Path] = typer.Option([], help="LoCoMo conversation JSON files whose turns the routers learn as "
+                                             "\"low\" (a chat between friends)"),
+    file_weight: float = typer.Option(3.0, help="how many times each probe of --data counts in the routers' fit"),
 ) -> None:
-    """Fit θ_low/θ_high per scorer and the signal router on one file; report on another."""
+    """Fit θ_low/θ_high per scorer and the signal router on one file (plus scenarios built from the
+    relation training pairs and the turns of --chat conversations); report on another. Needs the
+    relation model (`make fit-relation`)."""
     from evals.calibration import file_digest, fit_calibration, save_calibration
+    from evals.relation_fit import load_pairs
+    from evals.router_pairs import chat_turn_records, out_of_fold_relation_signals, pair_scenarios
     from evals.scenarios import load_scenarios, routing_metrics, run_scenarios
     from pcm.config import load_context
+    from pcm.datasets.locomo import load_locomo
+    from pcm.perception.relation import load_relation_model
     from pcm.services import Services
 
     _setup_logging()
     if evaluate is not None and file_digest(evaluate) == file_digest(data):
         raise typer.BadParameter("--evaluate must be a different file from --data")
+    if pairs_per_level < 0 or folds < 2 or file_weight <= 0:
+        raise typer.BadParameter("--pairs-per-level must be at least 0, --folds at least 2 and --file-weight above 0")
+    conversations = [c for path in chat for c in load_locomo(path)]
+    started = time.perf_counter()
     ctx = load_context(router="off", scorer="nll")
     services = Services(ctx)
     records = run_scenarios(load_scenarios(data), ctx, services)
-    calibration = fit_calibration(records, ctx, data)
+    pair_records, note = [], {}
+    if pairs_per_level:
+        pairs = load_pairs()
+        relation = load_relation_model(ctx.relation_model_path)
+        scenarios = pair_scenarios(pairs, pairs_per_level, seed=0)
+        pair_records = out_of_fold_relation_signals(
+            run_scenarios(scenarios, ctx, services), scenarios, pairs, services.embedder.encode,
+            relation.features, float(relation.spec.get("C", 0.01)), folds=folds, seed=0)
+        note = {"per_level": pairs_per_level, "folds": folds, "pairs": len(pairs), "seed": 0}
+    chat_records = chat_turn_records(conversations, ctx, services) if conversations else []
+    chat_note = {"conversations": [c.sample_id for c in conversations]}
+    calibration = fit_calibration(records, ctx, data, pair_records, note, chat_records, chat_note, file_weight)
+    calibration["fit_seconds"] = round(time.perf_counter() - started, 1)
     save_calibration(calibration, out)
-    typer.echo(f"wrote {out} (fitted on {len(records)} scenarios of {data})")
+    typer.echo(f"wrote {out} (fitted on {len(records)} scenarios of {data} counted {file_weight:g} times, "
+               f"{len(pair_records)} built from the relation training pairs and {len(chat_records)} chat turns of "
+               f"{', '.join(chat_note['conversations']) or 'no conversation'}, {calibration['fit_seconds']} s)")
     typer.echo(json.dumps(calibration["thresholds"], indent=2))
     if evaluate is not None:
         held_out = load_scenarios(evaluate)

@@ -26,7 +26,7 @@ from evals.judge import judge_answer
 from evals.metrics import aggregate, answer_scores, ndcg_at_k, paired_difference, recall_at_k, session_hit_at_k
 from pcm.api import PCM
 from pcm.config import PCMContext
-from pcm.datasets.locomo import ADVERSARIAL_CATEGORY, Conversation, QAItem
+from pcm.datasets.locomo import ADVERSARIAL_CATEGORY, Conversation, QAItem, Turn
 from pcm.services import Services
 
 logger = logging.getLogger(__name__)
@@ -44,8 +44,10 @@ def user_of(conversation: Conversation) -> str:
     return f"locomo-{conversation.sample_id}"
 
 
-def ingest(pcm: PCM, conversation: Conversation, progress: bool = True, limit_turns: int | None = None) -> dict:
-    """Replay both speakers' turns in order (session times as timestamps); returns cost figures."""
+def ingest(pcm: PCM, conversation: Conversation, progress: bool = True, limit_turns: int | None = None,
+           on_turn: Callable[[Turn, dict], None] | None = None) -> dict:
+    """Replay both speakers' turns in order (session times as timestamps); returns cost figures.
+    `on_turn(turn, state)` sees each turn's final graph state."""
     user = user_of(conversation)
     turns = [(s, t) for s in conversation.sessions for t in s.turns][:limit_turns]
     latencies, agents, calls, tokens = [], {}, 0, 0
@@ -55,6 +57,8 @@ def ingest(pcm: PCM, conversation: Conversation, progress: bool = True, limit_tu
                           timestamp=session.timestamp.isoformat() if session.timestamp else None,
                           dialog_ids=[turn.dia_id])
         latencies.append(time.perf_counter() - started)
+        if on_turn is not None:
+            on_turn(turn, out)
         agents[out["agent"]] = agents.get(out["agent"], 0) + 1
         usage = out.get("llm_usage") or {}
         calls += usage.get("calls", 0)

@@ -45,6 +45,9 @@ logger = logging.getLogger(__name__)
 CHEAP_FEATURES = ("max_similarity", "similarity_margin", "word_overlap", "retrieval_entropy", "change_cues",
                   "additive_cues", "routine_cues", "exclusive_cues", "negation", "chinese", "conflict")
 FEATURES = ("nll", "nll_delta", *CHEAP_FEATURES)
+#: the relation model's verdicts (maxima over the judged memories, `relation_signals`): the
+#: calibrated router reads them beside the cheap and LM signals
+RELATION_FEATURES = tuple(f"relation_{r}" for r in RELATIONS)
 
 
 def offline_conflict(change_cues: int, negation: int, max_similarity: float) -> float:

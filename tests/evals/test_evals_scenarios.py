@@ -149,3 +149,71 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert "| calibrated |" in report and "weights.png" in report
     for image in ("s_eff.png", "weights.png"):
         assert (out / image).stat().st_size > 5000
+
+
+def test_calibration_fits_the_routers_on_pair_scenarios_too_but_thresholds_on_the_file_only(tmp_path):
+    from evals.calibration import CHEAP_ROUTER_FEATURES, ROUTER_FEATURES, fit_calibration
+    from pcm.formulas import LEVELS
+
+    def record(level: str, value: float, relation: float) -> SimpleNamespace:
+        signals = dict.fromkeys(ROUTER_FEATURES, 0.0)
+        signals.update(nll=value, nll_delta=value, max_similarity=1.0 - value, conflict=value,
+                       relation_contradiction=relation)
+        return SimpleNamespace(signals=signals, expected=level)
+
+    fit = tmp_path / "fit.jsonl"
+    fit.write_text("{}\n")
+    records = [record(level, v, 0.5) for level, v in (("low", 0.1), ("low", 0.2), ("medium", 0.5), ("medium", 0.6),
+                                                        ("high", 0.9), ("high", 1.0))]
+    pairs = [record(level, 0.5, r) for level, r in (("low", 0.0), ("medium", 0.3), ("high", 1.0)) for _ in range(4)]
+    alone = fit_calibration(records, PCMContext(), fit)
+    both = fit_calibration(records, PCMContext(), fit, pairs, {"per_level": 4})
+    assert both["thresholds"] == alone["thresholds"]                  # θ: the scenario file's probes only
+    assert both["router"]["features"] == list(ROUTER_FEATURES)
+    assert both["router_cheap"]["features"] == list(CHEAP_ROUTER_FEATURES)
+    assert both["pair_scenarios"] == {"count": 12, "per_level": 4} and alone["pair_scenarios"] == {"count": 0}
+    contradiction = ROUTER_FEATURES.index("relation_contradiction")
+    high = LEVELS.index("high")
+    assert both["router"]["coef"][high][contradiction] > alone["router"]["coef"][high][contradiction]
+
+
+def test_router_fit_counts_each_example_by_its_weight():
+    signals = [dict.fromkeys(FEATURES, 0.0) for _ in range(10)]
+    for s in signals[2:4]:
+        s["additive_cues"] = 1.0
+    for s in [*signals[4:6], *signals[6:]]:
+        s["change_cues"] = 1.0
+    # the first source calls a change cue "high", the second (chat turns) calls it "low"
+    records = [SimpleNamespace(signals=s, expected=e) for s, e in
+               zip(signals, ["low", "low", "medium", "medium", "high", "high", "low", "low", "low", "low"])]
+    cue = records[4].signals
+
+    def p_high(weights):
+        return RouterModel(fit_router(records, weights=weights)).probabilities(cue)["high"]
+
+    assert fit_router(records) == fit_router(records, weights=[1.0] * len(records))
+    assert p_high([5.0] * 6 + [1.0] * 4) > p_high(None) > p_high([1.0] * 6 + [5.0] * 4)
+
+
+def test_calibration_learns_chat_turns_as_low_and_counts_the_file_by_its_weight(tmp_path):
+    from evals.calibration import ROUTER_FEATURES, fit_calibration
+    from evals.router_pairs import ChatTurnRecord
+
+    def signals(value: float) -> dict:
+        out = dict.fromkeys(ROUTER_FEATURES, 0.0)
+        out.update(nll=value, change_cues=value, conflict=value)
+        return out
+
+    fit = tmp_path / "fit.jsonl"
+    fit.write_text("{}\n")
+    records = [SimpleNamespace(signals=signals(v), expected=level) for level, v in
+               (("low", 0.0), ("low", 0.1), ("medium", 0.5), ("medium", 0.6), ("high", 0.9), ("high", 1.0))]
+    chat = [ChatTurnRecord(id=f"D1:{i}", signals=signals(0.9)) for i in range(6)]   # change words, no revision
+    alone = fit_calibration(records, PCMContext(), fit)
+    with_chat = fit_calibration(records, PCMContext(), fit, chat_records=chat, chat_note={"conversations": ["c"]})
+    heavier = fit_calibration(records, PCMContext(), fit, chat_records=chat, file_weight=4.0)
+    assert with_chat["thresholds"] == alone["thresholds"]
+    assert with_chat["chat_turns"] == {"count": 6, "conversations": ["c"]} and alone["chat_turns"] == {"count": 0}
+    assert all(c.expected == "low" for c in chat)
+    high = [RouterModel(c["router"]).probabilities(signals(0.9))["high"] for c in (alone, with_chat, heavier)]
+    assert high[1] < high[0] and high[1] < high[2]

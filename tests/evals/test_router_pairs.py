@@ -1,0 +1,91 @@
+"""Router scenarios built from the relation training pairs, and their out-of-fold relation signals."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from evals.router_pairs import out_of_fold_relation_signals, pair_scenarios
+
+AREAS = ("work", "diet", "pets", "city")
+
+
+def _pairs(groups: int = 12) -> list[dict]:
+    pairs = []
+    for g in range(groups):
+        area, lang = AREAS[g % len(AREAS)], "zh" if g % 3 == 0 else "en"
+        memory = f"memory {g} about {area}"
+        for k, label in enumerate(("consistent", "novel", "contradiction")):
+            pairs.append({"id": f"g{g}-{k}", "group": f"g{g}", "lang": lang, "area": area, "memory": memory,
+                          "statement": f"statement {g}-{k} ({label})", "label": label, "kind": "test"})
+    return pairs
+
+
+def _encode(texts: list[str]) -> np.ndarray:
+    vectors = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_pair_scenarios_hold_the_memory_among_other_areas_and_take_the_labels_level():
+    pairs = _pairs()
+    scenarios = pair_scenarios(pairs, per_level=5, seed=1)
+    assert [s["expected_level"] for s in scenarios].count("high") == 5 and len(scenarios) == 15
+    by_id = {p["id"]: p for p in pairs}
+    memories = {p["memory"]: p for p in pairs}
+    for scenario in scenarios:
+        pair = by_id[scenario["id"]]
+        assert scenario["probe"] == pair["statement"] and pair["memory"] in scenario["history"]
+        assert scenario["expected_level"] == {"consistent": "low", "novel": "medium", "contradiction": "high"}[pair["label"]]
+        others = [memories[m] for m in scenario["history"] if m != pair["memory"]]
+        assert 1 <= len(others) <= 2
+        assert all(o["area"] != pair["area"] and o["lang"] == pair["lang"] for o in others)
+    assert pair_scenarios(pairs, per_level=5, seed=1) == scenarios          # seeded
+
+
+def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(monkeypatch):
+    import evals.relation_fit as relation_fit
+
+    pairs = _pairs()
+    scenarios = pair_scenarios(pairs, per_level=4, seed=0)
+    records = [SimpleNamespace(id=s["id"], signals={"relation_contradiction": 1.0, "nll": 2.0}) for s in scenarios]
+    trained_on: list[set[str]] = []
+    real = relation_fit.with_negatives
+
+    def recording(rows, held_out, seed):
+        trained_on.append({r["group"] for r in rows})
+        return real(rows, held_out, seed)
+
+    monkeypatch.setattr(relation_fit, "with_negatives", recording)
+    judged = out_of_fold_relation_signals(records, scenarios, pairs, _encode, ("product", "difference", "cosine"),
+                                          c=1.0, folds=3, seed=0)
+    assert len(trained_on) == 3
+    assert all(groups < {p["group"] for p in pairs} for groups in trained_on)
+    for record, scenario in zip(judged, scenarios):
+        assert set(record.signals) >= {"relation_consistent", "relation_novel", "relation_contradiction", "nll"}
+        assert all(0.0 <= record.signals[f"relation_{r}"] < 1.0 for r in ("consistent", "novel", "contradiction"))
+        # exactly one fold judged it: the one whose head was fitted without its group
+        assert sum(scenario["group"] not in groups for groups in trained_on) == 1
+    assert records[0].signals["relation_contradiction"] == 1.0                  # the inputs are not changed
+    with pytest.raises(ValueError, match="records for"):
+        out_of_fold_relation_signals(records[:2], scenarios, pairs, _encode, ("cosine",), c=1.0)
+
+
+def test_chat_turns_become_low_examples_with_every_signal_measured_with_routing_off(ctx):
+    from evals.router_pairs import chat_turn_records
+    from pcm.datasets.locomo import load_locomo
+    from pcm.services import Services
+
+    conversation = load_locomo("../shared/datasets/locomo/conv-26.json")[0]
+    session = conversation.sessions[0]
+    conversation = conversation.model_copy(update={"sessions": [session.model_copy(update={"turns": session.turns[:6]})]})
+    off = ctx.replace(router="off", scorer="nll")
+    records = chat_turn_records([conversation], off, Services(off), progress=False)
+    ids = [t.dia_id for t in session.turns[:6]]
+    assert 0 < len(records) < 6 and records[0].id != ids[0]          # the first turn retrieves nothing
+    assert [r.id for r in records] == [i for i in ids if i in {r.id for r in records}]
+    for record in records:
+        assert record.expected == "low"
+        assert {"nll", "nll_delta", "max_similarity", "relation_contradiction"} <= set(record.signals)
+        assert record.signals["max_similarity"] > 0
+    with pytest.raises(ValueError):
+        chat_turn_records([conversation], ctx.replace(router="calibrated"), Services(off), progress=False)

@@ -161,7 +161,10 @@ def calibrate(
         raise typer.BadParameter("--evaluate must be a different file from --data")
     if pairs_per_level < 0 or folds < 2 or file_weight <= 0:
         raise typer.BadParameter("--pairs-per-level must be at least 0, --folds at least 2 and --file-weight above 0")
-    conversations = [c for path in chat for c in load_locomo(path)]
+    try:
+        conversations = [c for path in chat for c in load_locomo(path)]
+    except (FileNotFoundError, ValueError) as error:
+        raise typer.BadParameter(f"--chat: {error}") from error
     started = time.perf_counter()
     ctx = load_context(router="off", scorer="nll")
     services = Services(ctx)

@@ -89,3 +89,13 @@ def test_chat_turns_become_low_examples_with_every_signal_measured_with_routing_
         assert record.signals["max_similarity"] > 0
     with pytest.raises(ValueError):
         chat_turn_records([conversation], ctx.replace(router="calibrated"), Services(off), progress=False)
+
+
+def test_calibrate_refuses_a_chat_file_that_is_not_there_before_measuring_anything(tmp_path):
+    from typer.testing import CliRunner
+
+    from evals.__main__ import app
+
+    out = tmp_path / "calibration.json"
+    result = CliRunner().invoke(app, ["calibrate", "--out", str(out), "--chat", str(tmp_path / "missing.json")])
+    assert result.exit_code != 0 and "--chat" in result.output and not out.exists()

@@ -58,7 +58,7 @@ llm-server: install
 	$(VENV)/bin/pcm serve-llm
 
 calibrate: install
-	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2) --chat $(LOCOMO)/conv-26.json
+	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2) --chat $(LOCOMO)/conv-26.json --pairs-per-level 300
 
 # The relation model (pcm/calibration/relation.json) from training/relation_pairs, thresholds on the dev files.
 fit-relation: install

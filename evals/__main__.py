@@ -137,7 +137,7 @@ def calibrate(
     data: Path = typer.Option(DEV_SCENARIOS, help="scenario JSONL file to fit on"),
     out: Path = typer.Option(Path("pcm/calibration/default.json"), help="calibration file to write"),
     evaluate: Optional[Path] = typer.Option(None, help="a different scenario file to report accuracy on"),
-    pairs_per_level: int = typer.Option(150, help="router scenarios built from the relation training pairs, "
+    pairs_per_level: int = typer.Option(300, help="router scenarios built from the relation training pairs, "
                                                   "per level (0: the scenario file only)"),
     folds: int = typer.Option(3, help="folds of pair groups for the out-of-fold relation signals"),
     chat: list[Path] = typer.Option([], help="LoCoMo conversation JSON files whose turns the routers learn as "

@@ -44,7 +44,8 @@ def scenarios(
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate with thresholds"),
     router: list[str] = typer.Option(["calibrated", "calibrated-configured-prior", "calibrated-one-step-prior",
-                                      "calibrated-rare-contradictions-prior", "pair", "pair-without-cue-path"],
+                                      "calibrated-rare-contradictions-prior", "pair", "pair-without-cue-path",
+                                      "routing-off"],
                                      help="routers to evaluate (the shipped one is always included)"),
     contributions: bool = typer.Option(True, "--contributions/--no-contributions",
                                        help="also measure each signal's contribution to the calibrated router"),
@@ -84,6 +85,8 @@ def scenarios(
                 "calibrated-rare-contradictions-prior": base.replace(router="calibrated",
                                                                      level_prior=[0.5, 0.4, 0.1]),
                 "pair": base.replace(router="pair"),
+                # ablation: no surprise routing, every turn to maintenance (as bench-locomo's pcm-routing-off)
+                "routing-off": base.replace(router="off"),
                 "pair-without-cue-path": base.replace(router="pair", relation_model_file=str(
                     _relation_without_cue_path(base.relation_model_path, out)))}
     unknown = set(router) - set(cascades)

@@ -30,7 +30,7 @@ def write_scenario_report(results: dict, out: Path) -> None:
              "| supersession precision | false alarms (low → high) | LLM calls per probe | level sources |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, m in results["scorers"].items():
-        label = name if name.startswith(("calibrated", "pair")) else f"{name} + thresholds"
+        label = name if name.startswith(("calibrated", "pair", "routing")) else f"{name} + thresholds"
         dense = ", ".join(f"{k} {v:.2f}" for k, v in m.get("dense_current_over_outdated_per_language", {}).items())
         languages = ", ".join(f"{k} {v:.2f}" for k, v in m["per_language"].items())
         revisions = ", ".join(f"{k} {v:.2f}" for k, v in m.get("current_over_outdated_per_language", {}).items())
@@ -39,6 +39,14 @@ def write_scenario_report(results: dict, out: Path) -> None:
                      f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} "
                      f"({dense}) | {_fmt(m.get('supersession_hit_rate'))} | {_fmt(m.get('supersession_precision'))} | "
                      f"{_fmt(m.get('false_alarms_low'))} | {_fmt(m.get('llm_calls_per_probe'))} | {sources} |")
+    ablated = {name: m for name, m in results["scorers"].items() if m.get("current_over_outdated_ablated")}
+    if ablated:
+        names = list(next(iter(ablated.values()))["current_over_outdated_ablated"])
+        lines += ["", "Current over outdated with each retrieval mechanism left out (the same replay, the query asked "
+                      "again):", "", f"| routing | PCM | {' | '.join(names)} |", "|---|---|" + "---|" * len(names)]
+        lines += [f"| {name} | {_fmt(m['current_over_outdated'])} | "
+                  + " | ".join(_fmt(m["current_over_outdated_ablated"].get(n)) for n in names) + " |"
+                  for name, m in ablated.items()]
     for name, m in results["scorers"].items():
         lines += ["", f"Confusion, {name} (rows expected, columns taken: low, medium, high): `{m['confusion']}`"]
     if results.get("signal_contributions"):

@@ -80,6 +80,13 @@ def current_wins(contents: list[str], current: str, outdated: str | None) -> boo
     return outdated_rank is None or current_rank < outdated_rank
 
 
+#: the retrieval mechanisms left out one at a time when a high scenario's query is asked again
+#: (same replay, same memory): current-over-outdated without the intent mask, without confidence
+#: weights, without expansion (which places a successor above what it supersedes)
+SEARCH_ABLATIONS = {"no-intent": {"use_intent": False}, "no-weights": {"use_weights": False},
+                    "no-expansion": {"expand": False}}
+
+
 @dataclass
 class ScenarioRecord:
     id: str
@@ -99,6 +106,7 @@ class ScenarioRecord:
     superseded: list[str] | None = None
     outdated: str | None = None
     kind: str | None = None
+    current_over_outdated_ablated: dict[str, bool] | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -129,6 +137,10 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
             contents = [m.content for m in found]
             is_high = scenario["expected_level"] == "high" and scenario.get("outdated")
             dense = dense_baseline_contents(services, [*scenario["history"], scenario["probe"]], scenario["query"])
+            ablated = {name: current_wins([m.content for m in pcm.search(scenario["query"], user_id=user, top_k=20,
+                                                                        **options)],
+                                          scenario["current"], scenario.get("outdated"))
+                       for name, options in SEARCH_ABLATIONS.items()} if is_high else None
             graph = pcm.memory(user)
             records.append(ScenarioRecord(
                 id=scenario["id"], lang=scenario.get("lang", "en"), expected=scenario["expected_level"],
@@ -140,7 +152,8 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 if is_high else None,
                 weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}, trajectory=trajectory,
                 llm_calls=(out.get("llm_usage") or {}).get("calls", 0),
-                superseded=superseded_by(graph, out["changes"][0]["node_id"]) if out.get("agent") == "correction" else None, outdated=scenario.get("outdated"), kind=scenario.get("kind")))
+                superseded=superseded_by(graph, out["changes"][0]["node_id"]) if out.get("agent") == "correction" else None, outdated=scenario.get("outdated"), kind=scenario.get("kind"),
+                current_over_outdated_ablated=ablated))
     return records
 
 
@@ -212,6 +225,9 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
         "routing_accuracy": float(np.trace(confusion) / max(1, confusion.sum())),
         "macro_f1": float(np.mean(f1s)),
         "current_over_outdated": float(np.mean(revisions)) if revisions else None,
+        "current_over_outdated_ablated": {
+            name: float(np.mean(wins)) for name in SEARCH_ABLATIONS
+            if (wins := [r.current_over_outdated_ablated[name] for r in records if r.current_over_outdated_ablated])},
         "dense_current_over_outdated": float(np.mean(dense)) if dense else None,
         "per_language": {lang: float(np.mean([r.level == r.expected for r in records if r.lang == lang]))
                          for lang in languages},

@@ -39,7 +39,10 @@ def test_supersession_and_false_alarms_on_a_hand_computed_example():
 def test_routing_metrics_on_a_hand_computed_example():
     records = [record("low", "low"), record("low", "medium"), record("medium", "medium", "zh"),
                record("high", "high", revision=True), record("high", "low", revision=False)]
+    records[3].current_over_outdated_ablated = {"no-intent": True, "no-weights": True, "no-expansion": False}
+    records[4].current_over_outdated_ablated = {"no-intent": False, "no-weights": True, "no-expansion": False}
     m = routing_metrics(records)
+    assert m["current_over_outdated_ablated"] == {"no-intent": 0.5, "no-weights": 1.0, "no-expansion": 0.0}
     assert m["routing_accuracy"] == pytest.approx(3 / 5)
     assert m["confusion"] == [[1, 1, 0], [0, 1, 0], [1, 0, 1]]
     f1_low, f1_medium, f1_high = 2 * 0.5 * 0.5 / 1.0, 2 * 0.5 * 1 / 1.5, 2 * 1 * 0.5 / 1.5
@@ -131,7 +134,13 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert result.exit_code == 0, result.output
     results = json.loads((out / "results.json").read_text())
     assert results["scenarios"] == 3 and results["default_scorer"] == "hybrid"
-    assert set(results["scorers"]) >= {"nll", "nll_delta", "hybrid", "calibrated", "pair", "pair-without-cue-path"}
+    assert set(results["scorers"]) >= {"nll", "nll_delta", "hybrid", "calibrated", "pair", "pair-without-cue-path",
+                                       "routing-off"}
+    assert results["scorers"]["routing-off"]["level_sources"] == {"routing-off": 3}
+    high = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")
+    assert set(high["current_over_outdated_ablated"]) == {"no-intent", "no-weights", "no-expansion"}
+    assert all(r["current_over_outdated_ablated"] is None for r in results["records"]["calibrated"]
+               if r["id"] != "t-high")
     shipped = results["scorers"][results["default_router"]]
     assert results["default_router"] == PCMContext().router
     assert set(shipped) >= {"routing_accuracy", "macro_f1", "current_over_outdated",
@@ -146,7 +155,8 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert set(results["signal_contributions"]) >= {"all_signals", "without_change_cues"}
     assert "langsmith" not in results
     report = (out / "report.md").read_text()
-    assert "| calibrated |" in report and "weights.png" in report
+    assert "| calibrated |" in report and "weights.png" in report and "| routing-off |" in report
+    assert "| routing | PCM | no-intent | no-weights | no-expansion |" in report
     for image in ("s_eff.png", "weights.png"):
         assert (out / image).stat().st_size > 5000
 

@@ -4,6 +4,7 @@ PY := $(VENV)/bin/python
 LOCOMO ?= ../shared/datasets/locomo
 SCENARIOS ?= ../shared/datasets/pcm_scenarios/dev.jsonl
 DEV2 ?= evals/data/scenarios_dev2.jsonl
+DEV3 ?= evals/data/scenarios_dev3.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
 BLIND ?= evals/data/scenarios_blind.jsonl
 
@@ -33,6 +34,7 @@ bench-latency: install
 
 bench-scenarios: install
 	$(PY) -m evals scenarios --data $(DEV2) --out results/scenarios-dev2
+	$(PY) -m evals scenarios --data $(DEV3) --out results/scenarios-dev3
 	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test
 	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind
 

@@ -227,3 +227,31 @@ def test_calibration_learns_chat_turns_as_low_and_counts_the_file_by_its_weight(
     assert all(c.expected == "low" for c in chat)
     high = [RouterModel(c["router"]).probabilities(signals(0.9))["high"] for c in (alone, with_chat, heavier)]
     assert high[1] < high[0] and high[1] < high[2]
+
+
+@pytest.mark.parametrize("name", ["scenarios_dev2.jsonl", "scenarios_dev3.jsonl", "scenarios_test.jsonl",
+                                  "scenarios_blind.jsonl"])
+def test_shipped_scenario_files_load_with_unique_ids_and_every_level(name):
+    from pathlib import Path
+
+    rows = load_scenarios(Path(__file__).resolve().parents[2] / "evals" / "data" / name)
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert {r["expected_level"] for r in rows} == {"low", "medium", "high"}
+
+
+def test_third_dev_file_keeps_its_written_rules():
+    """scenarios_dev3.jsonl (written blind to PCM, now a dev file): 90 probes, a third per level and a
+    third Chinese; for "high", `current` is in the probe only and `outdated` in the history only."""
+    from pathlib import Path
+
+    rows = load_scenarios(Path(__file__).resolve().parents[2] / "evals" / "data" / "scenarios_dev3.jsonl")
+    assert len(rows) == 90
+    assert sorted(sum(r["expected_level"] == level for r in rows) for level in ("low", "medium", "high")) == [30] * 3
+    assert sum(r["lang"] == "zh" for r in rows) == 30
+    for r in rows:
+        history = " ".join(r["history"]).lower()
+        if r["expected_level"] == "high":
+            assert r["current"].lower() in r["probe"].lower() and r["current"].lower() not in history, r["id"]
+            assert r["outdated"].lower() in history and r["outdated"].lower() not in r["probe"].lower(), r["id"]
+        else:
+            assert r["outdated"] is None

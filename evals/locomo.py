@@ -24,6 +24,7 @@ from tqdm import tqdm
 from evals.baselines import BM25Retriever, DenseRetriever, HybridRetriever, turn_documents
 from evals.judge import judge_answer
 from evals.metrics import aggregate, answer_scores, ndcg_at_k, paired_difference, recall_at_k, session_hit_at_k
+from evals.scenarios import SEARCH_ABLATIONS
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.datasets.locomo import ADVERSARIAL_CATEGORY, Conversation, QAItem, Turn
@@ -32,8 +33,7 @@ from pcm.services import Services
 logger = logging.getLogger(__name__)
 KS = (1, 5, 10, 20)
 THREAD = "conversation"
-PCM_VARIANTS = {"pcm": {}, "pcm-no-intent": {"use_intent": False}, "pcm-no-weights": {"use_weights": False},
-                "pcm-no-expansion": {"expand": False}}
+PCM_VARIANTS = {"pcm": {}, **{f"pcm-{name}": options for name, options in SEARCH_ABLATIONS.items()}}
 QA_MAX_TOKENS = 64
 QA_SYSTEM = ("Answer the question about the conversation from the memories below, in a few words. "
              "Dates in brackets are when a memory was said. If the memories do not contain the answer, "

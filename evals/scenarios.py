@@ -80,9 +80,9 @@ def current_wins(contents: list[str], current: str, outdated: str | None) -> boo
     return outdated_rank is None or current_rank < outdated_rank
 
 
-#: the retrieval mechanisms left out one at a time when a high scenario's query is asked again
-#: (same replay, same memory): current-over-outdated without the intent mask, without confidence
-#: weights, without expansion (which places a successor above what it supersedes)
+#: the retrieval mechanisms left out one at a time, as `PCM.search` options: bench-scenarios asks each
+#: high scenario's query again without each (same replay, same memory), bench-locomo scores each
+#: as a system (`pcm-no-*`); expansion is what places a successor above what it supersedes
 SEARCH_ABLATIONS = {"no-intent": {"use_intent": False}, "no-weights": {"use_weights": False},
                     "no-expansion": {"expand": False}}
 

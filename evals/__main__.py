@@ -203,13 +203,17 @@ def fit_relation_command(
     out: Path = typer.Option(Path("pcm/calibration/relation.json"), help="relation model file to write"),
     dev: list[Path] = typer.Option([DEV_SCENARIOS, DEV2_SCENARIOS], help="dev scenario files for the thresholds"),
     lm_pairs: int = typer.Option(0, help="also compare the causal LM's hidden states on this many pairs (slow)"),
+    cross_encoder_epochs: int = typer.Option(0, help="also compare the shipped encoder fine-tuned as a cross-encoder "
+                                                     "for this many epochs (about 2.7 minutes each; not shipped)"),
 ) -> None:
     """Fit the pair relation model on training/relation_pairs (group-held-out accuracy per label, kind
     and language for each input variant) and choose the pair router's thresholds on the dev files."""
     from evals.relation_fit import fit_relation
 
     _setup_logging()
-    fit_relation(out, dev, lm_pairs, report=typer.echo)
+    if cross_encoder_epochs < 0:
+        raise typer.BadParameter("--cross-encoder-epochs must be at least 0")
+    fit_relation(out, dev, lm_pairs, report=typer.echo, cross_encoder_epochs=cross_encoder_epochs)
 
 
 @app.command()

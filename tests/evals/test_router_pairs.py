@@ -99,3 +99,29 @@ def test_calibrate_refuses_a_chat_file_that_is_not_there_before_measuring_anythi
     out = tmp_path / "calibration.json"
     result = CliRunner().invoke(app, ["calibrate", "--out", str(out), "--chat", str(tmp_path / "missing.json")])
     assert result.exit_code != 0 and "--chat" in result.output and not out.exists()
+
+
+def test_cross_encoder_comparison_trains_on_the_given_pairs_and_scores_the_held_out_ones():
+    from evals.relation_fit import compare_with_cross_encoder, load_pairs
+    from pcm.world.embeddings import default_embedding_path
+
+    pairs = load_pairs()
+    chosen = [next(r for r in pairs if r["label"] == label and r["lang"] == lang)
+              for label in ("consistent", "novel", "contradiction") for lang in ("en", "zh")]
+    lines = []
+    result = compare_with_cross_encoder(chosen, chosen[:3], default_embedding_path(), epochs=1, report=lines.append,
+                                        batch=4)
+    assert result["train_pairs"] == 6 and result["held_out_pairs"] == 3
+    [epoch] = result["per_epoch"]
+    assert epoch["held_out"]["all"]["pairs"] == 3 and 0.0 <= epoch["held_out"]["all"]["accuracy"] <= 1.0
+    assert lines and lines[0].startswith("cross-encoder epoch 1: held-out")
+
+
+def test_fit_relation_refuses_negative_cross_encoder_epochs(tmp_path):
+    from typer.testing import CliRunner
+
+    from evals.__main__ import app
+
+    result = CliRunner().invoke(app, ["fit-relation", "--out", str(tmp_path / "r.json"), "--cross-encoder-epochs", "-1"])
+    assert result.exit_code != 0 and "--cross-encoder-epochs" in result.output
+    assert not (tmp_path / "r.json").exists()

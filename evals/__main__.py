@@ -204,7 +204,7 @@ def fit_relation_command(
     dev: list[Path] = typer.Option([DEV_SCENARIOS, DEV2_SCENARIOS], help="dev scenario files for the thresholds"),
     lm_pairs: int = typer.Option(0, help="also compare the causal LM's hidden states on this many pairs (slow)"),
     cross_encoder_epochs: int = typer.Option(0, help="also compare the shipped encoder fine-tuned as a cross-encoder "
-                                                     "for this many epochs (about 2.7 minutes each; not shipped)"),
+                                                     "for this many epochs (about 2.9 minutes each here; not shipped)"),
 ) -> None:
     """Fit the pair relation model on training/relation_pairs (group-held-out accuracy per label, kind
     and language for each input variant) and choose the pair router's thresholds on the dev files."""

@@ -480,3 +480,33 @@ def test_pcm_runs_on_a_postgres_and_chroma_server_deployment(ctx, servers):
     assert [m.id for m in fresh.search("Where does my dog like to go?", user_id="srv")] == [m.id for m in found]
     out = fresh.process("Juno also likes swimming in the river.", user_id="srv", thread_id="main")
     assert out["turn"] == 4
+
+
+def _open_records(data_dir: str, barrier, answers) -> None:
+    from pcm.world.records import GraphRecords
+
+    barrier.wait()
+    try:
+        GraphRecords("sqlite", data_dir).close()
+        answers.put("ok")
+    except Exception as error:  # the parent asserts on what each process answered
+        answers.put(repr(error))
+
+
+def test_processes_opening_a_new_data_directory_together_all_open_it(tmp_path):
+    """Six processes open one new SQLite file at the same moment, 15 times. Switching the file to
+    WAL answered "database is locked" without waiting (9 of 180 opens failed before the retry)."""
+    import multiprocessing
+
+    fork = multiprocessing.get_context("fork")
+    answers = []
+    for trial in range(15):
+        barrier, queue = fork.Barrier(6), fork.Queue()
+        processes = [fork.Process(target=_open_records, args=(str(tmp_path / str(trial)), barrier, queue))
+                     for _ in range(6)]
+        for process in processes:
+            process.start()
+        answers += [queue.get(timeout=120) for _ in processes]
+        for process in processes:
+            process.join(timeout=120)
+    assert answers == ["ok"] * 90

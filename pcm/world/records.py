@@ -125,6 +125,31 @@ class AdvisoryUserLock:
                 connection.close()
 
 
+def _open_sqlite(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection in WAL mode with a busy timeout.
+
+    Switching a new file to WAL needs an exclusive lock, and SQLite answers "database is locked"
+    at once, without its busy handler, when another process is switching it or writing at that
+    moment (two processes opening a new data directory together did, in CI). So the switch is
+    retried until `timeout`."""
+    connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=timeout)
+    connection.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            return connection
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) and "busy" not in str(error) or time.monotonic() >= deadline:
+                connection.close()
+                raise
+            time.sleep(delay)
+            delay = min(0.2, delay * 2)
+
+
 class GraphRecords:
     """The SQL store of all users' graphs (one database, rows keyed by user key)."""
 
@@ -135,10 +160,7 @@ class GraphRecords:
         self._guard = threading.RLock()
         if backend == "sqlite":
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            self._connection = sqlite3.connect(self.data_dir / "memory.sqlite", check_same_thread=False,
-                                               isolation_level=None, timeout=60)
-            for pragma in ("journal_mode=WAL", "synchronous=FULL", "busy_timeout=60000"):
-                self._connection.execute(f"PRAGMA {pragma}")
+            self._connection = _open_sqlite(self.data_dir / "memory.sqlite", timeout=60.0)
             self._placeholder = "?"
             serial = "INTEGER"
         elif backend == "postgres":

@@ -63,6 +63,8 @@ calibrate: install
 	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2) --chat $(LOCOMO)/conv-26.json --pairs-per-level 300
 
 # The relation model (pcm/calibration/relation.json) from training/relation_pairs, thresholds on the dev files.
+# The pair router's cue path reads the calibrated router, so after `make calibrate` run this again: the head
+# comes out the same (it reads no calibration) and the thresholds match the new calibration.
 fit-relation: install
 	$(PY) -m evals fit-relation --out pcm/calibration/relation.json --dev $(SCENARIOS) --dev $(DEV2)
 

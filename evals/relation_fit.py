@@ -310,11 +310,14 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
     }
     atomic_write_text(out, json.dumps(spec))
     records = []
+    replay = load_context(router="off", relation_model_file=str(out))
     for file in dev_files:
-        records.extend(run_scenarios(load_scenarios(file), load_context(router="off", relation_model_file=str(out)),
-                                     services, progress=False))
+        records.extend(run_scenarios(load_scenarios(file), replay, services, progress=False))
     tuned_on = {"fitted_on": [str(f) for f in dev_files], "fitted_on_sha256": [file_digest(f) for f in dev_files]}
-    spec["thresholds"] = {**choose_thresholds(records), **tuned_on}
+    # the cue path reads the calibrated cheap router (`cue_router_high`): these thresholds hold for
+    # that calibration file only, so a recalibration is followed by a refit (see the Makefile)
+    cue_router = {"cue_router_calibration_sha256": file_digest(replay.calibration_path)}
+    spec["thresholds"] = {**choose_thresholds(records), **tuned_on, **cue_router}
     spec["thresholds_without_cue_path"] = {**choose_thresholds(records, cue_path=False), **tuned_on}
     spec["fit_seconds"] = round(time.perf_counter() - started, 1)
     atomic_write_text(out, json.dumps(spec))

@@ -162,3 +162,14 @@ def test_maintenance_reinforces_a_fact_by_how_sure_the_input_confirms_it(ctx):
     p = services.monitor(None).judge_pairs(text, [judged], ctx)[fact.id]["consistent"]
     assert 0.0 < p < 1.0
     assert reinforced[0]["new_weight"] == pytest.approx(reinforce_weight(fact.weight, ctx.eta, p))
+
+
+def test_shipped_pair_thresholds_were_chosen_with_the_shipped_calibration():
+    """The pair router's cue path reads the calibrated cheap router, so its thresholds belong to one
+    calibration file; `make fit-relation` after `make calibrate` keeps them together (the shipped
+    thresholds were once left from an earlier calibration, and a refit moved τ_cue 0.6 → 0.375)."""
+    from evals.calibration import file_digest
+    from pcm.config import DEFAULT_CALIBRATION
+
+    spec = json.loads(DEFAULT_RELATION_MODEL.read_text(encoding="utf-8"))
+    assert spec["thresholds"]["cue_router_calibration_sha256"] == file_digest(DEFAULT_CALIBRATION)

@@ -14,6 +14,7 @@ import json
 import logging
 import tempfile
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -118,9 +119,22 @@ def dense_baseline_contents(services: Services, messages: list[str], query: str)
     return [messages[i] for i in order]
 
 
+#: when a replayed scenario's first message is said (each next one a second later). A memory is
+#: indexed with its date ("[5 January 2026] …", `pcm.world.representation`), so replaying at the
+#: wall clock made every similarity, and some routings, depend on the day a benchmark ran (a test
+#: probe flipped from medium to low between two days' runs of the same code)
+REPLAY_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
+def replay_moment(index: int) -> str:
+    """The timestamp of a scenario's `index`-th message (0-based) in a replay."""
+    return (REPLAY_START + timedelta(seconds=index)).isoformat()
+
+
 def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | None = None,
                   progress: bool = True) -> list[ScenarioRecord]:
-    """Replay every scenario in its own user namespace of a temporary data directory."""
+    """Replay every scenario in its own user namespace of a temporary data directory, on a fixed
+    clock (`REPLAY_START`), so the same code gives the same records on any day."""
     records = []
     with tempfile.TemporaryDirectory(prefix="pcm-scenarios-") as folder:
         ctx = ctx.replace(data_dir=folder)
@@ -129,8 +143,8 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
         for scenario in tqdm(scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=None if progress else True):
             user = f"scenario-{scenario['id']}"
             trajectory = []
-            for message in [*scenario["history"], scenario["probe"]]:
-                out = pcm.process(message, user_id=user)
+            for index, message in enumerate([*scenario["history"], scenario["probe"]]):
+                out = pcm.process(message, user_id=user, timestamp=replay_moment(index))
                 trajectory.append(_tracked_weights(pcm.memory(user), scenario))
             packet = out["surprisal"]
             found = pcm.search(scenario["query"], user_id=user, top_k=20)

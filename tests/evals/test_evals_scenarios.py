@@ -1,6 +1,7 @@
 """Scenario metrics, threshold fitting and the rule that calibration is never scored on its own file."""
 
 import json
+from datetime import datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -255,3 +256,28 @@ def test_third_dev_file_keeps_its_written_rules():
             assert r["outdated"].lower() in history and r["outdated"].lower() not in r["probe"].lower(), r["id"]
         else:
             assert r["outdated"] is None
+
+
+def test_a_scenario_replays_on_a_fixed_clock_not_the_day_it_runs(tmp_path, monkeypatch):
+    """Memories are indexed with their date, so a replay at the wall clock depended on the day the
+    benchmark ran; every message of a replay is said at a fixed moment, a second apart."""
+    from evals.scenarios import REPLAY_START, replay_moment, run_scenarios
+    from pcm.api import PCM
+    from pcm.config import load_context
+
+    said_at: list[str | None] = []
+    process = PCM.process
+
+    def recording(self, text, **kwargs):
+        said_at.append(kwargs.get("timestamp"))
+        return process(self, text, **kwargs)
+
+    monkeypatch.setattr(PCM, "process", recording)
+    scenario = {"id": "s1", "lang": "en", "history": ["I'm a nurse on the night shift.", "I live in Leeds."],
+                "probe": "Just moved into my new flat in Porto!", "expected_level": "high", "domain": "Personal",
+                "query": "Where does the user live?", "current": "Porto", "outdated": "Leeds"}
+    record = run_scenarios([scenario], load_context(data_dir=str(tmp_path), router="threshold", scorer="hybrid"),
+                           progress=False)[0]
+    assert said_at == [replay_moment(0), replay_moment(1), replay_moment(2)]
+    assert datetime.fromisoformat(said_at[2]) - REPLAY_START == timedelta(seconds=2)
+    assert record.level in ("low", "medium", "high")

@@ -108,6 +108,8 @@ class ScenarioRecord:
     outdated: str | None = None
     kind: str | None = None
     current_over_outdated_ablated: dict[str, bool] | None = None
+    standing_first: bool | None = None
+    dense_standing_first: bool | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -167,8 +169,16 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}, trajectory=trajectory,
                 llm_calls=(out.get("llm_usage") or {}).get("calls", 0),
                 superseded=superseded_by(graph, out["changes"][0]["node_id"]) if out.get("agent") == "correction" else None, outdated=scenario.get("outdated"), kind=scenario.get("kind"),
-                current_over_outdated_ablated=ablated))
+                current_over_outdated_ablated=ablated,
+                standing_first=standing_first(contents, scenario) if scenario["expected_level"] == "low" else None,
+                dense_standing_first=standing_first(dense, scenario) if scenario["expected_level"] == "low" else None))
     return records
+
+
+def standing_first(contents: list[str], scenario: dict) -> bool:
+    """True when the first memory found for a "low" scenario's query holds its `current` value: the
+    fact that is still true was not pushed down by the consistent turn (nor retired)."""
+    return _rank_of(contents, scenario["current"]) == 0
 
 
 def superseded_by(graph, node_id: str) -> list[str]:
@@ -219,9 +229,16 @@ def supersession_metrics(records: list[ScenarioRecord]) -> dict:
     }
 
 
+def _share(flags: list[bool | None]) -> float | None:
+    """The share of True among the flags that are not None (None when all are)."""
+    known = [f for f in flags if f is not None]
+    return float(np.mean(known)) if known else None
+
+
 def routing_metrics(records: list[ScenarioRecord]) -> dict:
     """3-way accuracy, macro-F1, confusion matrix (rows expected, columns taken; low/medium/high),
-    current-over-outdated per language (PCM and the dense baseline), supersession and false alarms."""
+    current-over-outdated per language (PCM and the dense baseline), supersession, false alarms, and
+    on "low" scenarios how often the still-true fact is the first memory found (`standing_first`)."""
     index = {level: i for i, level in enumerate(LEVELS)}
     confusion = np.zeros((3, 3), dtype=int)
     for r in records:
@@ -243,6 +260,8 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
             name: float(np.mean(wins)) for name in SEARCH_ABLATIONS
             if (wins := [r.current_over_outdated_ablated[name] for r in records if r.current_over_outdated_ablated])},
         "dense_current_over_outdated": float(np.mean(dense)) if dense else None,
+        "standing_fact_first": _share([r.standing_first for r in records]),
+        "dense_standing_fact_first": _share([r.dense_standing_first for r in records]),
         "per_language": {lang: float(np.mean([r.level == r.expected for r in records if r.lang == lang]))
                          for lang in languages},
         "current_over_outdated_per_language": {

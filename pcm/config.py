@@ -103,6 +103,11 @@ class PCMContext:
     promotion_threshold: float = 0.7
     related_min_similarity: float = 0.2
     max_related: int = 3
+    # A turn routed to profiling that the relation model judges to contradict a stored fact with
+    # P(contradiction) at least this records a `contests` link: nothing is decayed, but search shows
+    # the newer statement right above the fact it contests until the fact is confirmed again
+    # (None: no contests)
+    contest_threshold: float | None = 0.2
     # Models
     embedding_model: str = ""
     # whether the embedding model compares texts across scripts. all-MiniLM-L6-v2 does not: an
@@ -172,6 +177,8 @@ class PCMContext:
                              "llm_breaker_failures and llm_fact_batch must be at least 1")
         if self.context_turns < 0 or self.context_gap_minutes < 0:
             raise ValueError("context_turns and context_gap_minutes must not be negative")
+        if self.contest_threshold is not None and not 0.0 < self.contest_threshold <= 1.0:
+            raise ValueError("contest_threshold must lie in (0, 1], or be None for no contests")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
                      "intent_smoothing", "llm_intent_confidence", "context_weight", "speaker_weight",
                      "lexical_weight"):

@@ -14,9 +14,9 @@ from pcm.config import DEFAULT_RELATION_MODEL
 from pcm.evolution import TurnInfo, informative_keywords, is_common_word
 from pcm.evolution.correction import find_conflicts
 from pcm.evolution.maintenance import supported_memories
-from pcm.evolution.profiling import draft_hypothesis
+from pcm.evolution.profiling import apply_profiling, draft_hypothesis
 from pcm.formulas import reinforce_weight
-from pcm.models import MemoryNode, NodeType, RetrievedMemory
+from pcm.models import MemoryNode, NodeType, RetrievedMemory, SurprisalPacket
 from pcm.perception.relation import RELATIONS, RelationModel, load_relation_model, pair_features
 from pcm.services import Services
 
@@ -173,3 +173,23 @@ def test_shipped_pair_thresholds_were_chosen_with_the_shipped_calibration():
 
     spec = json.loads(DEFAULT_RELATION_MODEL.read_text(encoding="utf-8"))
     assert spec["thresholds"]["cue_router_calibration_sha256"] == file_digest(DEFAULT_CALIBRATION)
+
+
+def test_profiling_contests_the_facts_judged_likely_contradicted_and_decays_nothing(services_graph, ctx):
+    graph, info = services_graph
+    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    diet, pets = (MemoryNode(content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment,
+                             last_accessed=moment) for text in ("I'm a vegetarian.", "I have two cats."))
+    for node in (diet, pets):
+        graph.add_node(node, reason="t", agent="t")
+    packet = SurprisalPacket(content="x", scorer="hybrid", s_raw=0.5, retrieval_entropy=0.5, s_eff=0.4,
+                             theta_low=0.3, theta_high=0.7, level="medium",
+                             relations={diet.id: {"consistent": 0.2, "novel": 0.4, "contradiction": 0.4},
+                                        pets.id: {"consistent": 0.3, "novel": 0.6, "contradiction": 0.1}})
+    statement = "Grilled a steak for dinner tonight, it was great."
+    observation, changes = apply_profiling(graph, info(statement), [], packet, ctx.replace(contest_threshold=0.25), None)
+    assert [(e.source, e.target, e.weight) for e in graph.edges() if e.relation == "contests"] == [
+        (observation, diet.id, 0.4)]
+    assert graph.node(diet.id).weight == 0.8 and all(c.node_id != diet.id for c in changes)
+    apply_profiling(graph, info(statement), [], packet, ctx.replace(contest_threshold=None), None)
+    assert len([e for e in graph.edges() if e.relation == "contests"]) == 1

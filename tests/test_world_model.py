@@ -259,3 +259,32 @@ def test_search_ranks_memories_the_english_only_encoder_cannot_compare_by_intent
     chinese = "梅住在哪里？"
     back = [m.id for m in retrieve(graph, chinese, services.embedder.encode_one(chinese), ctx, across_scripts=True)]
     assert english.id in back                                              # and the other way round
+
+
+def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(services, ctx):
+    """A `contests` link (a profiling turn the relation model thinks may revise a fact) orders like
+    `supersedes` but retires nothing, and a later confirmation of the fact lifts it."""
+    graph = services.store.open("vera")
+    old = fact("Vera is a strict vegetarian and cooks lentils", weight=0.9)
+    new = fact("Vera grilled a ribeye steak for dinner", weight=0.8).model_copy(
+        update={"updated_at": datetime(2024, 5, 2, 12, tzinfo=timezone.utc)})
+    for node in (old, new):
+        graph.add_node(node, reason="t", agent="t")
+    graph.add_edge(MemoryEdge(source=new.id, target=old.id, relation="contests", weight=0.4))
+    query = "Is Vera a vegetarian?"
+    vector = services.embedder.encode_one(query)
+    assert [m.id for m in retrieve(graph, query, vector, ctx, expand=False)][0] == old.id
+    found = [m.id for m in retrieve(graph, query, vector, ctx)]
+    assert found.index(new.id) < found.index(old.id)
+    assert graph.node(old.id).weight == 0.9
+    graph.update_node(old.id, weight=0.92, now=datetime(2024, 5, 3, tzinfo=timezone.utc),
+                      reason="confirmed", agent="maintenance")
+    found = [m.id for m in retrieve(graph, query, vector, ctx)]
+    assert found.index(old.id) < found.index(new.id)
+    # the contesting statement confirmed later again: the contest stands again
+    graph.update_node(new.id, weight=0.8, now=datetime(2024, 5, 4, tzinfo=timezone.utc), reason="t", agent="t")
+    found = [m.id for m in retrieve(graph, query, vector, ctx)]
+    assert found.index(new.id) < found.index(old.id)
+    # contests off, or the link's P(contradiction) below the threshold: plain ranking
+    for off in (ctx.replace(contest_threshold=None), ctx.replace(contest_threshold=0.5)):
+        assert [m.id for m in retrieve(graph, query, vector, off)][0] == old.id

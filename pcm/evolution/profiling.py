@@ -42,6 +42,21 @@ def draft_hypothesis(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: l
                            evidence_keywords=keywords)
 
 
+def contested_facts(graph: WeightedKnowledgeGraph, packet: SurprisalPacket, ctx: PCMContext
+                    ) -> list[tuple[str, float]]:
+    """(fact id, P(contradiction)) of the judged facts this turn may revise: the relation model
+    gives P(contradiction) ≥ `contest_threshold` and at least P(consistent), but the router did not
+    call the turn a correction.
+    Such a turn contests them: they keep their weight (a still-true fact is not retired on a
+    doubt), and search shows the newer statement first until the fact is confirmed again
+    (`pcm.world.retrieval`)."""
+    if ctx.contest_threshold is None:
+        return []
+    return [(node_id, verdict["contradiction"]) for node_id, verdict in packet.relations.items()
+            if verdict["contradiction"] >= max(ctx.contest_threshold, verdict["consistent"]) and node_id in graph
+            and graph.attrs(node_id)["type"] == NodeType.FACT.value]
+
+
 def apply_profiling(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
                     packet: SurprisalPacket, ctx: PCMContext, llm: LLMClient | None
                     ) -> tuple[str, list[MemoryChange]]:
@@ -60,4 +75,7 @@ def apply_profiling(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: li
         if closest is not None:
             graph.add_edge(MemoryEdge(source=hypothesis.id, target=closest.id, relation="derived_from",
                                       weight=weight, timestamp=info.timestamp))
+        for contested, p_contradiction in contested_facts(graph, packet, ctx):
+            graph.add_edge(MemoryEdge(source=observation.id, target=contested, relation="contests",
+                                      weight=p_contradiction, timestamp=info.timestamp))
         return observation.id, [observed, hypothesised, *decay_hypotheses(graph, info, [hypothesis.id], ctx)]

@@ -26,6 +26,7 @@ unknown relevance is no evidence for routing or for what a turn confirms or cont
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 import numpy as np
 
@@ -122,7 +123,10 @@ def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) ->
 def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,
                       intent: Mapping[str, float] | None, exclude: set[str]) -> list[RetrievedMemory]:
     """A superseded memory yields to what superseded it: the successor (1 hop along the
-    `supersedes` edge) is placed directly above it, brought in if it was not retrieved."""
+    `supersedes` edge) is placed directly above it, brought in if it was not retrieved. A contested
+    fact (`pcm.evolution.profiling.contested_facts`) yields alike to a retrieved statement contesting
+    it, while that statement was confirmed at least as recently as the fact: a doubt reorders what
+    the query found, it brings nothing in."""
     ordered: list[RetrievedMemory] = []
     by_id = {h.id: h for h in hits}
     placed: set[str] = set()
@@ -130,19 +134,36 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
         if hit.id in placed:
             continue
         for source, attrs in graph.in_edges(hit.id):
-            if attrs["relation"] != "supersedes" or source in placed or source in exclude:
+            if attrs["relation"] not in ("supersedes", "contests") or source in placed or source in exclude:
                 continue
             if graph.attrs(source)["weight"] < graph.dormant_floor:
+                continue
+            if attrs["relation"] == "contests" and (source not in by_id
+                                                    or not _contest_stands(graph, source, hit.id, attrs["weight"], ctx)):
                 continue
             successor = by_id.get(source) or _as_retrieved(
                 graph, source, hit.similarity, intent_relevance(intent, graph.attrs(source).get("domain"),
                                                                 graph.attrs(source).get("domain_distribution")),
-                hit.score, "expansion:supersedes")
+                hit.score, f"expansion:{attrs['relation']}")
             ordered.append(successor)
             placed.add(source)
         ordered.append(hit)
         placed.add(hit.id)
     return ordered
+
+
+def _contest_stands(graph: WeightedKnowledgeGraph, contester: str, contested: str, p_contradiction: float,
+                    ctx: PCMContext) -> bool:
+    """A contest stands while its P(contradiction) reaches `contest_threshold` (None: contests are
+    off), the contesting statement is not itself superseded, and it was confirmed (written or
+    reinforced) no earlier than the fact it contests: a later confirmation of the fact settles the
+    doubt (implicit verification)."""
+    if ctx.contest_threshold is None or p_contradiction < ctx.contest_threshold:
+        return False
+    if graph.in_edges(contester, "supersedes"):
+        return False
+    return (datetime.fromisoformat(str(graph.attrs(contester)["updated_at"]))
+            >= datetime.fromisoformat(str(graph.attrs(contested)["updated_at"])))
 
 
 def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from evals.__main__ import app
 from evals.calibration import file_digest, fit_router, fit_thresholds, predict_router, save_calibration
-from evals.scenarios import ScenarioRecord, current_wins, load_scenarios, routing_metrics
+from evals.scenarios import ScenarioRecord, _share, current_wins, load_scenarios, routing_metrics, standing_first
 from pcm.config import PCMContext
 from pcm.perception.surprise import FEATURES, RouterModel
 
@@ -281,3 +281,11 @@ def test_a_scenario_replays_on_a_fixed_clock_not_the_day_it_runs(tmp_path, monke
     assert said_at == [replay_moment(0), replay_moment(1), replay_moment(2)]
     assert datetime.fromisoformat(said_at[2]) - REPLAY_START == timedelta(seconds=2)
     assert record.level in ("low", "medium", "high")
+
+
+def test_standing_fact_first_reads_the_first_memory_found_and_counts_only_low_scenarios():
+    scenario = {"current": "Nurse"}
+    assert standing_first(["I work as a nurse at St. Mary's.", "Rough night shift"], scenario)
+    assert not standing_first(["Rough night shift", "I work as a nurse at St. Mary's."], scenario)
+    assert not standing_first([], scenario)
+    assert _share([True, None, False, True]) == pytest.approx(2 / 3) and _share([None]) is None

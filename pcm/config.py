@@ -103,10 +103,10 @@ class PCMContext:
     promotion_threshold: float = 0.7
     related_min_similarity: float = 0.2
     max_related: int = 3
-    # A turn routed to profiling that the relation model judges to contradict a stored fact with
-    # P(contradiction) at least this records a `contests` link: nothing is decayed, but search shows
-    # the newer statement right above the fact it contests until the fact is confirmed again
-    # (None: no contests)
+    # A turn routed to profiling whose relation verdict for a judged fact has P(contradiction) at
+    # least this and at least P(consistent) records a `contests` link: nothing is decayed, but search
+    # shows the newer statement right above the fact it contests (when it found both) until the
+    # fact is confirmed again (None: no contests)
     contest_threshold: float | None = 0.2
     # Models
     embedding_model: str = ""

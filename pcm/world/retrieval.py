@@ -26,14 +26,13 @@ unknown relevance is no evidence for routing or for what a turn confirms or cont
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 
 import numpy as np
 
 from pcm.config import PCMContext
 from pcm.formulas import (confidence_smoothing, distribution_confidence, intent_relevance, raise_similarity,
                           retrieval_score, smooth_distribution)
-from pcm.models import NodeType, RetrievedMemory
+from pcm.models import NodeType, RetrievedMemory, as_utc
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
 from pcm.world.text import has_cjk, speakers_named
 
@@ -144,7 +143,7 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
             successor = by_id.get(source) or _as_retrieved(
                 graph, source, hit.similarity, intent_relevance(intent, graph.attrs(source).get("domain"),
                                                                 graph.attrs(source).get("domain_distribution")),
-                hit.score, f"expansion:{attrs['relation']}")
+                hit.score, "expansion:supersedes")
             ordered.append(successor)
             placed.add(source)
         ordered.append(hit)
@@ -162,8 +161,7 @@ def _contest_stands(graph: WeightedKnowledgeGraph, contester: str, contested: st
         return False
     if graph.in_edges(contester, "supersedes"):
         return False
-    return (datetime.fromisoformat(str(graph.attrs(contester)["updated_at"]))
-            >= datetime.fromisoformat(str(graph.attrs(contested)["updated_at"])))
+    return as_utc(graph.attrs(contester)["updated_at"]) >= as_utc(graph.attrs(contested)["updated_at"])
 
 
 def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,

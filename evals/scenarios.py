@@ -83,9 +83,10 @@ def current_wins(contents: list[str], current: str, outdated: str | None) -> boo
 
 #: the retrieval mechanisms left out one at a time, as `PCM.search` options: bench-scenarios asks each
 #: high scenario's query again without each (same replay, same memory), bench-locomo scores each
-#: as a system (`pcm-no-*`); expansion is what places a successor above what it supersedes
+#: as a system (`pcm-no-*`); expansion is what places a successor above what it supersedes (and a
+#: contesting statement above what it contests: `no-contests` leaves out only that)
 SEARCH_ABLATIONS = {"no-intent": {"use_intent": False}, "no-weights": {"use_weights": False},
-                    "no-expansion": {"expand": False}}
+                    "no-expansion": {"expand": False}, "no-contests": {"use_contests": False}}
 
 
 @dataclass
@@ -258,7 +259,8 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
         "current_over_outdated": float(np.mean(revisions)) if revisions else None,
         "current_over_outdated_ablated": {
             name: float(np.mean(wins)) for name in SEARCH_ABLATIONS
-            if (wins := [r.current_over_outdated_ablated[name] for r in records if r.current_over_outdated_ablated])},
+            if (wins := [r.current_over_outdated_ablated[name] for r in records
+                         if name in (r.current_over_outdated_ablated or {})])},
         "dense_current_over_outdated": float(np.mean(dense)) if dense else None,
         "standing_fact_first": _share([r.standing_first for r in records]),
         "dense_standing_fact_first": _share([r.dense_standing_first for r in records]),

@@ -137,10 +137,11 @@ class PCM:
         return self.services.store.open(user_id, create=create, refresh=True)
 
     def search(self, query: str, *, user_id: str = "default", top_k: int | None = None, use_intent: bool = True,
-               use_weights: bool = True, expand: bool = True, as_of: datetime | str | None = None
-               ) -> list[RetrievedMemory]:
+               use_weights: bool = True, expand: bool = True, use_contests: bool = True,
+               as_of: datetime | str | None = None) -> list[RetrievedMemory]:
         """Intent-masked retrieval for `query` without changing memory; unknown users have none.
         With `as_of`, the weights and links as they stood at that time (from the audit log).
+        `use_weights`, `expand`, `use_contests` off: the benchmarks' ablations.
         `top_k` (default: the `top_k` setting) must be at least 1."""
         validate_input(query, self.ctx)
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
@@ -155,7 +156,7 @@ class PCM:
         with self.services.store.reading(user_id) as graph:
             return retrieve(graph.as_of(as_of) if as_of is not None else graph, query, vector, self.ctx,
                             intent=intent, top_k=top_k, use_weights=use_weights, expand=expand,
-                            across_scripts=True)
+                            use_contests=use_contests, across_scripts=True)
 
     def history(self, user_id: str, node_id: str) -> list[MemoryChange]:
         return self.memory(user_id).history(node_id)

@@ -276,6 +276,7 @@ def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(
     assert [m.id for m in retrieve(graph, query, vector, ctx, expand=False)][0] == old.id
     found = [m.id for m in retrieve(graph, query, vector, ctx)]
     assert found.index(new.id) < found.index(old.id)
+    assert [m.id for m in retrieve(graph, query, vector, ctx, use_contests=False)][0] == old.id
     assert graph.node(old.id).weight == 0.9
     graph.update_node(old.id, weight=0.92, now=datetime(2024, 5, 3, tzinfo=timezone.utc),
                       reason="confirmed", agent="maintenance")

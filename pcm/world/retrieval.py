@@ -48,7 +48,7 @@ def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float
 
 def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray, ctx: PCMContext,
              intent: Mapping[str, float] | None = None, *, top_k: int | None = None,
-             use_weights: bool = True, expand: bool = True,
+             use_weights: bool = True, expand: bool = True, use_contests: bool = True,
              exclude: set[str] | None = None, across_scripts: bool = False) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
     which), except that a superseded memory comes right after its successor; empty memory gives
@@ -99,7 +99,8 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     if expand:
         # direct evidence keeps its places; what expansion adds comes after it
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
-        hits = _successors_first(graph, hits, ctx, intent, exclude)
+        hits = _successors_first(graph, hits, ctx if use_contests else ctx.replace(contest_threshold=None),
+                                 intent, exclude)
     return hits
 
 

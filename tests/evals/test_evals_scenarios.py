@@ -139,14 +139,15 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
                                        "routing-off"}
     assert results["scorers"]["routing-off"]["level_sources"] == {"routing-off": 3}
     high = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")
-    assert set(high["current_over_outdated_ablated"]) == {"no-intent", "no-weights", "no-expansion"}
+    assert set(high["current_over_outdated_ablated"]) == {"no-intent", "no-weights", "no-expansion", "no-contests"}
     assert all(r["current_over_outdated_ablated"] is None for r in results["records"]["calibrated"]
                if r["id"] != "t-high")
     shipped = results["scorers"][results["default_router"]]
     assert results["default_router"] == PCMContext().router
     assert set(shipped) >= {"routing_accuracy", "macro_f1", "current_over_outdated",
                             "current_over_outdated_per_language", "supersession_hit_rate", "supersession_precision",
-                            "false_alarms_low", "dense_current_over_outdated_per_language"}
+                            "false_alarms_low", "dense_current_over_outdated_per_language", "standing_fact_first",
+                            "dense_standing_fact_first"}
     for metrics in results["scorers"].values():
         assert 0.0 <= metrics["routing_accuracy"] <= 1.0 and sum(map(sum, metrics["confusion"])) == 3
         assert metrics["current_over_outdated"] in (0.0, 1.0) and metrics["llm_calls_per_probe"] == 0.0
@@ -157,7 +158,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert "langsmith" not in results
     report = (out / "report.md").read_text()
     assert "| calibrated |" in report and "weights.png" in report and "| routing-off |" in report
-    assert "| routing | PCM | no-intent | no-weights | no-expansion |" in report
+    assert "| routing | PCM | no-intent | no-weights | no-expansion | no-contests |" in report
     for image in ("s_eff.png", "weights.png"):
         assert (out / image).stat().st_size > 5000
 

@@ -206,7 +206,7 @@ def test_a_reopened_memory_reads_its_stored_words_and_tokenises_nothing(ctx, mon
     def no_tokenising(*args, **kwargs):
         raise AssertionError("a reopened memory re-tokenised a memory whose words are stored")
 
-    monkeypatch.setattr(knowledge_graph, "content_words", no_tokenising)
+    monkeypatch.setattr(knowledge_graph, "lexical_terms", no_tokenising)
     reopened = Services(ctx).store.open("reader", create=False)
     assert len(reopened) == len(TOPICS)
     monkeypatch.undo()

@@ -289,3 +289,34 @@ def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(
     # contests off, or the link's P(contradiction) below the threshold: plain ranking
     for off in (ctx.replace(contest_threshold=None), ctx.replace(contest_threshold=0.5)):
         assert [m.id for m in retrieve(graph, query, vector, off)][0] == old.id
+
+
+def test_lexical_terms_drop_question_words_and_roles_and_add_the_characters_of_chinese_words():
+    from pcm.world.text import content_words, lexical_terms
+    assert content_words("用户的职业是什么？") == ["用户", "职业"]
+    assert content_words("What language does the user write firmware in?") == ["language", "write", "firmware"]
+    assert lexical_terms("我家养了一只橘猫") == ["家养", "一只", "橘猫", "家", "养", "一", "橘", "猫"]
+    assert lexical_terms("I keep bees") == content_words("I keep bees")
+
+
+def test_chinese_lexical_evidence_meets_across_word_cuts_and_ignores_question_words(services):
+    graph = services.store.open("zh-lexical")
+    cat = fact("我家养了一只橘猫，叫大黄。", domain="Personal")
+    fish = fact("清蒸鱼一般要蒸几分钟？", domain="Personal")
+    documentary = fact("有什么好看的纪录片推荐吗？", domain="Personal")
+    for node in (cat, fish, documentary):
+        graph.add_node(node, reason="test", agent="test")
+    graph.save()
+    found = graph.lexical_search("用户养了什么宠物？", 5)    # jieba: 用户/养/了/什么/宠物; the memory: 我家/家养/了
+    assert list(found) == [cat.id]
+
+
+def test_a_role_label_in_a_memorys_context_is_no_lexical_evidence(services):
+    graph = services.store.open("roles")
+    firmware = fact("我平时用 Rust 写嵌入式固件。", domain="Coding")
+    film = fact("周末有什么好看的电影？", domain="Casual", context="user: 我平时用 Rust 写嵌入式固件。")
+    for node in (firmware, film):
+        graph.add_node(node, reason="test", agent="test")
+    graph.save()
+    assert graph.lexical_search("What language does the user write firmware in?", 5) == {}
+    assert list(graph.lexical_search("Which Rust firmware?", 5)) == [firmware.id, film.id]

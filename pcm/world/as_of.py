@@ -17,7 +17,7 @@ from datetime import datetime
 import numpy as np
 
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
-from pcm.world.text import content_words
+from pcm.world.text import lexical_terms
 
 
 class MemoryAsOf:
@@ -117,7 +117,7 @@ class MemoryAsOf:
         return [(i, s) for i, s in found if self._accept(i, wanted, include_dormant)][:n]
 
     def lexical_search(self, query: str, n: int, include_dormant: bool = False) -> dict[str, float]:
-        terms = content_words(query)
+        terms = lexical_terms(query)
         if not terms:
             return {}
         from pcm.world.knowledge_graph import RETRIEVABLE_TYPES

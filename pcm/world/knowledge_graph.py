@@ -43,7 +43,7 @@ from pcm.world.embeddings import Embedder
 from pcm.world.lexical import LexicalIndex
 from pcm.world.records import CommitRows, GraphRecords
 from pcm.world.representation import context_text, index_vectors, own_text
-from pcm.world.text import content_words, has_cjk, tokenizer_fingerprint
+from pcm.world.text import has_cjk, lexical_terms, tokenizer_fingerprint
 from pcm.world.vectors import VectorIndex
 
 logger = logging.getLogger(__name__)
@@ -197,7 +197,7 @@ class WeightedKnowledgeGraph:
         if attrs["type"] not in _RETRIEVABLE_VALUES:
             return []
         node = node or MemoryNode.model_validate(attrs)
-        own, context = content_words(own_text(node)), content_words(context_text(node))
+        own, context = lexical_terms(own_text(node)), lexical_terms(context_text(node))
         if not own and not context:
             return []
         return [*(own or [WORDS_SEPARATOR + "none"]), WORDS_SEPARATOR, *(context or [WORDS_SEPARATOR + "none"])]
@@ -418,7 +418,7 @@ class WeightedKnowledgeGraph:
         """Lexical evidence in (0, 1] for the best `n` matches: BM25 over each memory's own dated text
         and over its text in context, each divided by the query's best score, mixed with
         `context_weight` (`pcm.formulas.mix`)."""
-        terms = content_words(query)
+        terms = lexical_terms(query)
         if not terms:
             return {}
         with self.lock:

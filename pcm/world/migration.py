@@ -18,7 +18,7 @@ import networkx as nx
 from pcm.models import MemoryChange, MemoryNode
 from pcm.world.knowledge_graph import NODE_LINK, RETRIEVABLE_TYPES, WeightedKnowledgeGraph, _dumps
 from pcm.world.records import CommitRows, GraphRecords
-from pcm.world.text import content_words
+from pcm.world.text import lexical_terms
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def migrate_legacy_user(records: GraphRecords, chroma, folder: Path, user_id: st
         rows = CommitRows()
         for order, (node_id, attrs) in enumerate(graph.nodes(data=True)):
             MemoryNode.model_validate(attrs)
-            words = content_words(attrs["content"]) if attrs["type"] in retrievable else []
+            words = lexical_terms(attrs["content"]) if attrs["type"] in retrievable else []
             rows.nodes.append((node_id, order, _dumps(attrs), WeightedKnowledgeGraph._words_json(words)))
         rows.edges = [(s, t, _dumps(a)) for s, t, a in graph.edges(data=True)]
         rows.events = [(e.node_id, e.timestamp.timestamp(), e.model_dump_json())

@@ -1,6 +1,7 @@
 """Language-aware word splitting and entity extraction (English and Chinese).
 
-Chinese has no spaces, so words come from `jieba`; entities come from jieba's
+Chinese has no spaces, so words come from `jieba` (and, for BM25, also their characters:
+`lexical_terms`); entities come from jieba's
 part-of-speech tags (names, places, organisations, other proper nouns, Latin words)
 and, for Latin script, from capitalised words and technical tokens.
 
@@ -31,9 +32,18 @@ STOPWORDS = frozenset(
     "do does did doing have has had having not no yes can could will would should may might must "
     "just also very really too about into over after before than what which who whom whose when "
     "where why how all any some such own same other more most much many up down out off again "
-    "there here am im i'm it's don't didn't doesn't isn't wasn't i've i'll i'd".split()
+    "there here am im i'm it's don't didn't doesn't isn't wasn't i've i'll i'd "
+    # the conversation's roles: they label the turns of every memory's context, and "the user" of
+    # a query names whose memory it is, not what it is about
+    "user assistant".split()
 )
-ZH_STOPWORDS = frozenset("的 了 是 我 你 他 她 它 们 在 和 也 就 都 而 及 与 着 或 一个 没有 我们 你们 这 那 有 吧 啊 呢 吗 很 又 还 被 把 给 让 对 从 到 说 要 会 能 去 来 上 下 不".split())
+ZH_STOPWORDS = frozenset(
+    "的 了 是 我 你 他 她 它 们 在 和 也 就 都 而 及 与 着 或 一个 没有 我们 你们 这 那 有 吧 啊 呢 吗 很 又 还 被 "
+    "把 给 让 对 从 到 说 要 会 能 去 来 上 下 不 "
+    # as in the English list: question words, quantifiers, demonstratives, degree words, connectives
+    "什么 怎么 怎样 怎么样 如何 为什么 哪 哪个 哪些 哪里 哪儿 谁 多少 几 几个 可以 可能 应该 一些 有些 一下 "
+    "这个 那个 这些 那些 这里 那里 这么 那么 非常 特别 真 太 更 最 如果 然后 所以 但是 可是 因为 或者 还是 跟 比 "
+    "只 刚 没 其他 别的 任何 所有 关于".split())
 _ENTITY_TAGS = {"nr", "ns", "nt", "nz", "eng", "nrt", "nrfg"}
 #: pieces POS-tagged one at a time: runs between punctuation, at most 40 characters
 _PIECE = re.compile(r"[^\s。！？；，、：,.!?;:]{1,40}")
@@ -58,17 +68,32 @@ def _words(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def tokenizer_fingerprint() -> str:
-    """Changes whenever `content_words` could split a text differently (stored words are then
-    recomputed): a hash of the word pattern, the stopword lists and the jieba version."""
+    """Changes whenever `content_words` or `lexical_terms` could split a text differently (stored words
+    are then recomputed): a hash of the word pattern, the stopword lists and the jieba version."""
     import hashlib
 
-    parts = [_WORD.pattern, " ".join(sorted(STOPWORDS)), " ".join(sorted(ZH_STOPWORDS)), jieba.__version__]
+    parts = [_WORD.pattern, " ".join(sorted(STOPWORDS)), " ".join(sorted(ZH_STOPWORDS)), jieba.__version__,
+             LEXICAL_TERMS_SCHEME]
     return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()[:12]
 
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of `text` without stopwords or punctuation (for BM25 and overlap)."""
     return [w.lower() for w in _words(text) if w.lower() not in STOPWORDS and w not in ZH_STOPWORDS]
+
+
+#: names how `lexical_terms` extends the content words (part of `tokenizer_fingerprint`)
+LEXICAL_TERMS_SCHEME = "content words + characters of Chinese words"
+
+
+def lexical_terms(text: str) -> list[str]:
+    """What the BM25 indexes match: the content words, then the characters of each Chinese word of
+    two or more (stopwords aside). jieba may cut one phrase differently in a memory and in a query
+    ("我家养了一只橘猫" gives 家养, "用户养了什么宠物" gives 养); characters still meet, as in
+    character-based Chinese retrieval, while whole words keep the higher scores they share."""
+    words = content_words(text)
+    return words + [c for w in words if len(w) > 1 and has_cjk(w) for c in w
+                    if has_cjk(c) and c not in ZH_STOPWORDS]
 
 
 def extract_entities(text: str, limit: int = 8) -> list[str]:

@@ -93,6 +93,11 @@ class PCMContext:
     # shared LoCoMo conversations (dev data): observations at 0.6 under corrections at 0.8 ranked
     # false corrections above the evidence (R@10 0.594, below no weights 0.622); at 0.8, 0.627.
     observation_weight: float = 0.8
+    # A question or request to the assistant (`is_request`) claims nothing about the user, yet its
+    # question form makes any question-shaped query find it: stored at the weight of the surest
+    # hypothesis. Measured on dev data only (dev3 / dev2 / shared dev file, still-true fact first
+    # 0.80 / 0.95 / 0.85 at 0.8 against 0.87 / 1.00 / 0.85 at 0.5; routing unchanged).
+    request_weight: float = 0.5
     # Layer 3: evolution
     eta: float = 0.05
     beta: float = 0.3
@@ -181,7 +186,7 @@ class PCMContext:
             raise ValueError("contest_threshold must lie in (0, 1], or be None for no contests")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
                      "intent_smoothing", "llm_intent_confidence", "context_weight", "speaker_weight",
-                     "lexical_weight"):
+                     "lexical_weight", "observation_weight", "request_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
 

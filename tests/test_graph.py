@@ -243,3 +243,21 @@ def test_the_routers_level_prior_is_estimated_from_each_users_own_turns(ctx):
     for text in chat:
         out = fixed.process(text, user_id="a")
     assert out["surprisal"]["level_prior"] == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_a_request_to_the_assistant_is_stored_below_a_statement(ctx):
+    pcm = PCM(ctx, checkpointer=InMemorySaver())
+    pcm.process(HISTORY, user_id="q")
+    asked = pcm.process("Can you recommend a good podcast about history?", user_id="q")
+    assert asked["surprisal"]["level_source"] == "request"
+
+    def weight(content):
+        return next(n.weight for n in pcm.memory("q").nodes() if n.content == content)
+
+    assert weight("Can you recommend a good podcast about history?") == ctx.request_weight < ctx.observation_weight
+    pcm.process("I listen to history podcasts on my commute.", user_id="q")
+    assert weight("I listen to history podcasts on my commute.") == ctx.observation_weight
+    # whichever way that turn was routed (offline: to correction), the question claimed nothing to contradict
+    assert weight("Can you recommend a good podcast about history?") == ctx.request_weight
+    with pytest.raises(ValueError, match="request_weight"):
+        ctx.replace(request_weight=1.5)

@@ -8,6 +8,7 @@ from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import decay_weight
 from pcm.llm import RelationJudgement
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
+from pcm.perception.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 
 AGENT = "correction"
@@ -31,20 +32,25 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
     subject within a tight band around it (decaying costs more than reinforcing).
     Hypotheses are left to time decay: a change of direction often confirms the
     hypothesis that anticipated it. In a conversation with several speakers, only the
-    same speaker's facts can be superseded: one person cannot revise another's facts.
+    same speaker's facts can be superseded: one person cannot revise another's facts. A stored
+    question or request (`is_request`) is never a conflict: it claimed nothing, and a verdict
+    against it does not pass to the next suspect.
     """
+    def claims(memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
+        return [m for m in memories if not is_request(m.content)]
+
     if judgement is not None and judgement.conflicting_ids:
         named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]
         if named:
-            return named
+            return claims(named)
     if relations:
         judged = {m.id: m for m in retrieved if m.id in relations}
         contradicted = sorted((i for i in judged if relations[i]["contradiction"] >= tau_contradiction),
                               key=lambda i: -relations[i]["contradiction"])
         if contradicted:
-            return [judged[i] for i in contradicted][:ctx.max_related]
-    facts = [m for m in retrieved if m.via == "search" and m.type == NodeType.FACT
-             and m.speaker == speaker]
+            return claims([judged[i] for i in contradicted])[:ctx.max_related]
+    facts = claims([m for m in retrieved if m.via == "search" and m.type == NodeType.FACT
+                    and m.speaker == speaker])
     if not facts:
         return []
     best = max(facts, key=lambda m: m.similarity)

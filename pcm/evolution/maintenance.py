@@ -19,6 +19,7 @@ from pcm.config import PCMContext
 from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
 from pcm.formulas import reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory
+from pcm.perception.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.text import content_words
 
@@ -86,14 +87,18 @@ def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: 
                       ctx: PCMContext, judge: Callable[[list[RetrievedMemory]], dict] | None = None
                       ) -> tuple[str, list[MemoryChange]]:
     """Reinforce the supported memories, each by how sure `judge` (P(relation) of the input against
-    given memories, by id) is that the input confirms it; store the input as an observation."""
+    given memories, by id) is that the input confirms it; store the input as an observation, at
+    `request_weight` when it only asks something of the assistant (it claims nothing about the
+    user, yet its question form makes a question-shaped query find it)."""
     with graph.lock:
         supported = supported_memories(graph, info, retrieved, ctx)
         by_id = {m.id: m for m in retrieved}
         judged = [by_id[i] for i in supported if i in by_id and by_id[i].type == NodeType.FACT]
         changes = reinforce(graph, info, supported, ctx, judge(judged) if judge and judged else None)
-        observation, observed = write_memory(graph, info, info.content, NodeType.FACT, ctx.observation_weight,
-                                             agent=AGENT, reason="observation consistent with memory")
+        request = is_request(info.text)
+        observation, observed = write_memory(
+            graph, info, info.content, NodeType.FACT, ctx.request_weight if request else ctx.observation_weight,
+            agent=AGENT, reason="question or request to the assistant" if request else "observation consistent with memory")
         for node_id in supported:
             graph.add_edge(MemoryEdge(source=observation.id, target=node_id, relation="supports",
                                       weight=ctx.observation_weight, timestamp=info.timestamp))

@@ -95,10 +95,10 @@ def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: 
         by_id = {m.id: m for m in retrieved}
         judged = [by_id[i] for i in supported if i in by_id and by_id[i].type == NodeType.FACT]
         changes = reinforce(graph, info, supported, ctx, judge(judged) if judge and judged else None)
-        request = is_request(info.text)
-        observation, observed = write_memory(
-            graph, info, info.content, NodeType.FACT, ctx.request_weight if request else ctx.observation_weight,
-            agent=AGENT, reason="question or request to the assistant" if request else "observation consistent with memory")
+        weight, reason = ((ctx.request_weight, "question or request to the assistant") if is_request(info.text)
+                          else (ctx.observation_weight, "observation consistent with memory"))
+        observation, observed = write_memory(graph, info, info.content, NodeType.FACT, weight, agent=AGENT,
+                                             reason=reason)
         for node_id in supported:
             graph.add_edge(MemoryEdge(source=observation.id, target=node_id, relation="supports",
                                       weight=ctx.observation_weight, timestamp=info.timestamp))

@@ -99,8 +99,7 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
     if expand:
         # direct evidence keeps its places; what expansion adds comes after it
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
-        hits = _successors_first(graph, hits, ctx if use_contests else ctx.replace(contest_threshold=None),
-                                 intent, exclude)
+        hits = _successors_first(graph, hits, ctx, intent, exclude, use_contests)
     return hits
 
 
@@ -121,12 +120,13 @@ def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) ->
 
 
 def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,
-                      intent: Mapping[str, float] | None, exclude: set[str]) -> list[RetrievedMemory]:
+                      intent: Mapping[str, float] | None, exclude: set[str], use_contests: bool = True
+                      ) -> list[RetrievedMemory]:
     """A superseded memory yields to what superseded it: the successor (1 hop along the
     `supersedes` edge) is placed directly above it, brought in if it was not retrieved. A contested
     fact (`pcm.evolution.profiling.contested_facts`) yields alike to a retrieved statement contesting
     it, while that statement was confirmed at least as recently as the fact: a doubt reorders what
-    the query found, it brings nothing in."""
+    the query found, it brings nothing in (`use_contests` off: the ablation without contests)."""
     ordered: list[RetrievedMemory] = []
     by_id = {h.id: h for h in hits}
     placed: set[str] = set()
@@ -138,7 +138,7 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
                 continue
             if graph.attrs(source)["weight"] < graph.dormant_floor:
                 continue
-            if attrs["relation"] == "contests" and (source not in by_id
+            if attrs["relation"] == "contests" and (not use_contests or source not in by_id
                                                     or not _contest_stands(graph, source, hit.id, attrs["weight"], ctx)):
                 continue
             successor = by_id.get(source) or _as_retrieved(

@@ -164,25 +164,6 @@ def test_maintenance_reinforces_a_fact_by_how_sure_the_input_confirms_it(ctx):
     assert reinforced[0]["new_weight"] == pytest.approx(reinforce_weight(fact.weight, ctx.eta, p))
 
 
-def test_a_stored_turn_is_judged_on_what_was_said_not_on_its_speaker_label(ctx):
-    """A conversation's memories are stored "Gina: …", while the statement judged against them has no
-    label and neither had the pairs the model learned from: the label once made the model read two
-    friendly chat turns as a contradiction (LoCoMo, conv-30)."""
-    monitor = Services(ctx).monitor(None)
-    said = "Yeah! Let's explore some new dance moves. We should plan a dance session soon!"
-    statement = "I used to compete in a few dance competitions and shows when I was fifteen."
-
-    def verdict(content, speaker):
-        memory = RetrievedMemory(id="m", content=content, type=NodeType.FACT, domain=None, weight=0.8,
-                                 similarity=0.5, intent_relevance=1.0, score=0.4, speaker=speaker)
-        return monitor.judge_pairs(statement, [memory], ctx)["m"]
-
-    unlabelled = verdict(said, None)
-    assert verdict(f"Gina: {said}", "Gina") == pytest.approx(unlabelled)
-    # a content that merely starts like a label of someone else keeps its words
-    assert verdict(f"Gina: {said}", "Jon") != pytest.approx(unlabelled)
-
-
 def test_shipped_pair_thresholds_were_chosen_with_the_shipped_calibration():
     """The pair router's cue path reads the calibrated cheap router, so its thresholds belong to one
     calibration file; `make fit-relation` after `make calibrate` keeps them together (the shipped

@@ -320,12 +320,3 @@ def test_a_role_label_in_a_memorys_context_is_no_lexical_evidence(services):
     graph.save()
     assert graph.lexical_search("What language does the user write firmware in?", 5) == {}
     assert list(graph.lexical_search("Which Rust firmware?", 5)) == [firmware.id, film.id]
-
-
-def test_a_speaker_label_comes_off_only_when_it_is_that_speakers():
-    from pcm.world.text import labelled, unlabelled
-    assert labelled("I moved to Denver.", "Gina") == "Gina: I moved to Denver."
-    assert labelled("I moved to Denver.", None) == "I moved to Denver."
-    assert unlabelled("Gina: I moved to Denver.", "Gina") == "I moved to Denver."
-    assert unlabelled("Gina: I moved to Denver.", "Jon") == "Gina: I moved to Denver."
-    assert unlabelled("Note: I moved to Denver.", None) == "Note: I moved to Denver."

@@ -13,7 +13,7 @@ from datetime import datetime
 from pcm.config import PCMContext
 from pcm.models import MemoryChange, MemoryNode, MemorySource, NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
-from pcm.world.text import has_cjk, labelled
+from pcm.world.text import has_cjk
 
 
 
@@ -35,7 +35,7 @@ class TurnInfo:
     @property
     def content(self) -> str:
         """What the memory stores: the words, prefixed by the speaker when there is one."""
-        return labelled(self.text, self.speaker)
+        return f"{self.speaker}: {self.text}" if self.speaker else self.text
 
     def source(self) -> MemorySource:
         return MemorySource(thread_id=self.thread_id, turn=self.turn, dialog_ids=self.dialog_ids,

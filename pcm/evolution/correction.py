@@ -10,7 +10,6 @@ from pcm.llm import RelationJudgement
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
 from pcm.perception.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
-from pcm.world.text import unlabelled
 
 AGENT = "correction"
 CONFLICT_RELATIVE_SIMILARITY = 0.9
@@ -38,7 +37,7 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
     against it does not pass to the next suspect.
     """
     def claims(memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
-        return [m for m in memories if not is_request(unlabelled(m.content, m.speaker))]
+        return [m for m in memories if not is_request(m.content)]
 
     if judgement is not None and judgement.conflicting_ids:
         named = [m for m in retrieved if m.id in set(judgement.conflicting_ids)]

@@ -38,7 +38,7 @@ from pcm.perception.language_model import CausalLMScorer
 from pcm.perception.relation import RELATIONS, load_relation_model
 from pcm.prompts import RELATION_SYSTEM, relation_prompt
 from pcm.world.embeddings import Embedder
-from pcm.world.text import content_words, has_cjk, unlabelled
+from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
 
@@ -119,11 +119,8 @@ class SurpriseMonitor:
         if not memories or self.embedder is None or not ctx.relation_model_path.is_file():
             return {}
         model = load_relation_model(ctx.relation_model_path)
-        # a stored turn is judged on what was said, as the statement is: its speaker label is no claim,
-        # and the pairs the model learned from carry none
-        said = [unlabelled(m.content, m.speaker) for m in memories]
-        vectors = self.embedder.encode([*said, text])
-        verdicts = model.judge(vectors[:-1], vectors[-1], said, text)
+        vectors = self.embedder.encode([*(m.content for m in memories), text])
+        verdicts = model.judge(vectors[:-1], vectors[-1], [m.content for m in memories], text)
         return {m.id: verdict for m, verdict in zip(memories, verdicts)}
 
     def cheap_signals(self, text: str, memories: list[RetrievedMemory]) -> dict[str, float]:

@@ -140,15 +140,3 @@ def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:
         if any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) for name in names):
             found.append(speaker)
     return found
-
-
-def labelled(text: str, speaker: str | None) -> str:
-    """A memory's stored content: the words, prefixed "speaker: " when there is a speaker."""
-    return f"{speaker}: {text}" if speaker else text
-
-
-def unlabelled(content: str, speaker: str | None) -> str:
-    """The words of a memory's content without its speaker label (`labelled`'s inverse): what was said,
-    as a statement is judged. A label is who spoke, not what they claimed."""
-    prefix = f"{speaker}: " if speaker else ""
-    return content[len(prefix):] if prefix and content.startswith(prefix) else content

@@ -111,6 +111,7 @@ class ScenarioRecord:
     current_over_outdated_ablated: dict[str, bool] | None = None
     standing_first: bool | None = None
     dense_standing_first: bool | None = None
+    level_probabilities: dict | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -172,7 +173,8 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 superseded=superseded_by(graph, out["changes"][0]["node_id"]) if out.get("agent") == "correction" else None, outdated=scenario.get("outdated"), kind=scenario.get("kind"),
                 current_over_outdated_ablated=ablated,
                 standing_first=standing_first(contents, scenario) if scenario["expected_level"] == "low" else None,
-                dense_standing_first=standing_first(dense, scenario) if scenario["expected_level"] == "low" else None))
+                dense_standing_first=standing_first(dense, scenario) if scenario["expected_level"] == "low" else None,
+                level_probabilities=packet.get("level_probabilities") or None))
     return records
 
 

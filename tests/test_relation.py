@@ -193,3 +193,21 @@ def test_profiling_contests_the_facts_judged_likely_contradicted_and_decays_noth
     assert graph.node(diet.id).weight == 0.8 and all(c.node_id != diet.id for c in changes)
     apply_profiling(graph, info(statement), [], packet, ctx.replace(contest_threshold=None), None)
     assert len([e for e in graph.edges() if e.relation == "contests"]) == 1
+
+
+def test_profiling_never_contests_a_stored_request(services_graph, ctx):
+    """A stored question claimed nothing: like `find_conflicts`, a profiling turn leaves it uncontested."""
+    graph, info = services_graph
+    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    request, fact = (MemoryNode(content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment,
+                                last_accessed=moment)
+                     for text in ("Can you suggest a vegetarian recipe?", "I'm a vegetarian."))
+    for node in (request, fact):
+        graph.add_node(node, reason="t", agent="t")
+    verdict = {"consistent": 0.1, "novel": 0.3, "contradiction": 0.6}
+    packet = SurprisalPacket(content="x", scorer="hybrid", s_raw=0.5, retrieval_entropy=0.5, s_eff=0.4,
+                             theta_low=0.3, theta_high=0.7, level="medium",
+                             relations={request.id: verdict, fact.id: verdict})
+    observation, _ = apply_profiling(graph, info("Grilled a steak for dinner tonight."), [], packet,
+                                     ctx.replace(contest_threshold=0.25), None)
+    assert [(e.source, e.target) for e in graph.edges() if e.relation == "contests"] == [(observation, fact.id)]

@@ -96,9 +96,11 @@ _REQUEST_OPENERS = re.compile(
 _CHINESE_REQUEST_OPENERS = ("帮我", "请问", "推荐", "给我推荐", "能不能", "可以帮")
 
 
+@lru_cache(maxsize=4096)
 def is_request(text: str) -> bool:
     """True when every sentence of `text` asks something (ends with a question mark or opens
-    like "can you", "help me", "recommend", "帮我", "推荐") rather than telling something."""
+    like "can you", "help me", "recommend", "帮我", "推荐") rather than telling something.
+    Cached: routing and maintenance both ask it of the same turn."""
     sentences = [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip(" .!?。！？")]
     if not sentences:
         return False

@@ -47,15 +47,16 @@ def contested_facts(graph: WeightedKnowledgeGraph, packet: SurprisalPacket, ctx:
                     ) -> list[tuple[str, float]]:
     """(fact id, P(contradiction)) of the judged facts this turn may revise: the relation model
     gives P(contradiction) ≥ `contest_threshold` and at least P(consistent), but the router did not
-    call the turn a correction. A stored question or request (`is_request`) is never contested,
-    as `find_conflicts` never supersedes one: it claimed nothing. Such a turn contests them: they keep their weight (a still-true fact is not retired on a
-    doubt), and search shows the newer statement first until the fact is confirmed again
-    (`pcm.world.retrieval`)."""
+    call the turn a correction. Such a turn contests them: they keep their weight (a still-true
+    fact is not retired on a doubt), and search shows the newer statement first until the fact is
+    confirmed again (`pcm.world.retrieval`). A stored question or request (`is_request`) is never
+    contested, as `find_conflicts` never supersedes one: it claimed nothing."""
     if ctx.contest_threshold is None:
         return []
     return [(node_id, verdict["contradiction"]) for node_id, verdict in packet.relations.items()
             if verdict["contradiction"] >= max(ctx.contest_threshold, verdict["consistent"]) and node_id in graph
-            and graph.attrs(node_id)["type"] == NodeType.FACT.value and not is_request(graph.node(node_id).content)]
+            and graph.attrs(node_id)["type"] == NodeType.FACT.value
+            and not is_request(graph.attrs(node_id)["content"])]
 
 
 def apply_profiling(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],

@@ -113,6 +113,11 @@ class PCMContext:
     # shows the newer statement right above the fact it contests (when it found both) until the
     # fact is confirmed again (None: no contests)
     contest_threshold: float | None = 0.2
+    # A turn routed to maintenance that the relation model judges to confirm a superseded memory with
+    # P(consistent) at least this overturns the supersession: the memory gets back its weight from
+    # before the correction and search no longer puts the successor above it (`pcm.world.supersession`;
+    # None: a supersession is never overturned)
+    reaffirm_threshold: float | None = 0.7
     # Models
     embedding_model: str = ""
     # whether the embedding model compares texts across scripts. all-MiniLM-L6-v2 does not: an
@@ -184,6 +189,8 @@ class PCMContext:
             raise ValueError("context_turns and context_gap_minutes must not be negative")
         if self.contest_threshold is not None and not 0.0 < self.contest_threshold <= 1.0:
             raise ValueError("contest_threshold must lie in (0, 1], or be None for no contests")
+        if self.reaffirm_threshold is not None and not 0.0 < self.reaffirm_threshold <= 1.0:
+            raise ValueError("reaffirm_threshold must lie in (0, 1], or be None: supersessions are never overturned")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
                      "intent_smoothing", "llm_intent_confidence", "context_weight", "speaker_weight",
                      "lexical_weight", "observation_weight", "request_weight"):

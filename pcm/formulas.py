@@ -123,6 +123,13 @@ def decay_weight(w: float, beta: float, s_eff: float) -> float:
     return clamp_weight(w * math.exp(-beta * s_eff))
 
 
+def reaffirmed_weight(w: float, w_before: float) -> float:
+    """A superseded memory that a later turn confirms: w ← max(w, w_before), w_before its weight
+    just before the correction that superseded it. The correction's decay is undone; a
+    reinforcement it received since is kept."""
+    return clamp_weight(max(w, w_before))
+
+
 def time_decay_weight(w: float, gamma: float, dt_days: float) -> float:
     """Unconfirmed hypothesis: w ← w · exp(−γ · Δt), Δt in days (spec §5.2 case B).
 

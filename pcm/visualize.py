@@ -18,7 +18,7 @@ from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 TYPE_COLOURS = {NodeType.FACT.value: "#2a6f97", NodeType.HYPOTHESIS.value: "#e9a23b",
                 NodeType.ENTITY.value: "#6a994e"}
 BRANCH_COLOURS = {"correction": "#f4a3a3", "profiling": "#f6d58e", "maintenance": "#a8d5a2"}
-EDGE_COLOURS = {"supersedes": "#c0392b", "contests": "#8e44ad", "derived_from": "#e67e22", "supports": "#27ae60", "mentions": "#95a5a6"}
+EDGE_COLOURS = {"supersedes": "#c0392b", "contests": "#8e44ad", "derived_from": "#e67e22", "supports": "#27ae60", "reaffirms": "#16a085", "mentions": "#95a5a6"}
 
 
 def _matplotlib():

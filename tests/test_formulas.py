@@ -214,3 +214,10 @@ def test_adapted_level_prior_with_em_steps_reaches_the_map_estimate_and_keeps_it
     # iterations=1 is the one-step estimate; no turns keeps the base prior whatever the iterations
     assert f.adapted_level_prior(chat, 10.0, iterations=1) == pytest.approx(one)
     assert f.adapted_level_prior([], 30.0, (1.0, 1.0, 2.0), iterations=50) == pytest.approx([0.25, 0.25, 0.5])
+
+
+def test_reaffirmed_weight_undoes_the_correction_decay_and_keeps_a_later_rise():
+    decayed = f.decay_weight(0.8, 0.3, 0.8)
+    assert f.reaffirmed_weight(decayed, 0.8) == pytest.approx(0.8)
+    assert f.reaffirmed_weight(0.85, 0.8) == pytest.approx(0.85)
+    assert f.reaffirmed_weight(0.5, 1.2) == 1.0

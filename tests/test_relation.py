@@ -211,3 +211,54 @@ def test_profiling_never_contests_a_stored_request(services_graph, ctx):
     observation, _ = apply_profiling(graph, info("Grilled a steak for dinner tonight."), [], packet,
                                      ctx.replace(contest_threshold=0.25), None)
     assert [(e.source, e.target) for e in graph.edges() if e.relation == "contests"] == [(observation, fact.id)]
+
+
+def test_a_later_confirmation_overturns_a_supersession_and_gives_the_weight_back(ctx):
+    """A false correction (two consistent statements judged contradictory) is undone by implicit
+    verification: a maintenance turn confirming the superseded memory surely enough reaffirms it.
+    A confirmation below `reaffirm_threshold` leaves the supersession standing; a new correction
+    after the reaffirmation stands again; the view of the past still sees the first one."""
+    from pcm.evolution.correction import apply_correction
+    from pcm.evolution.maintenance import apply_maintenance
+    from pcm.formulas import decay_weight, reaffirmed_weight
+    from pcm.world.retrieval import retrieve
+    from pcm.world.supersession import standing_supersessions
+
+    services = Services(ctx)
+    graph = services.store.open("reaffirm", create=True)
+    day = lambda d: datetime(2024, 5, d, tzinfo=timezone.utc)  # noqa: E731
+    info = lambda text, d: TurnInfo(text=text, turn=d, thread_id=None, timestamp=day(d))  # noqa: E731
+    fact = MemoryNode(content="I'm passionate about improving education in my community.", type=NodeType.FACT,
+                      weight=0.8, created_at=day(1), updated_at=day(1), last_accessed=day(1))
+    graph.add_node(fact, reason="t", agent="t")
+    packet = SurprisalPacket(content="x", scorer="hybrid", s_raw=0.9, retrieval_entropy=0.1, s_eff=0.8,
+                             theta_low=0.3, theta_high=0.6, level="high")
+    successor, _ = apply_correction(graph, info("Growing up, I saw what poor schools did to my neighbourhood.", 2),
+                                    [retrieved(fact.id, fact.content, 0.7)], packet, ctx)
+    decayed = decay_weight(0.8, ctx.beta, 0.8)
+    assert graph.node(fact.id).weight == pytest.approx(decayed)
+    assert [s for s, _ in standing_supersessions(graph, fact.id)] == [successor]
+    query = "What is this person passionate about in the community?"
+    found = [m.id for m in retrieve(graph, query, services.embedder.encode([query])[0], ctx)]
+    assert found.index(successor) == found.index(fact.id) - 1
+
+    confirming = "Next week the community meeting is about education, my favourite subject."
+    hit = [retrieved(fact.id, fact.content, 0.7)]
+    unsure = lambda memories: {m.id: {"consistent": 0.6, "novel": 0.1, "contradiction": 0.3} for m in memories}  # noqa: E731
+    apply_maintenance(graph, info(confirming, 3), hit, ctx, unsure)
+    assert standing_supersessions(graph, fact.id) and graph.node(fact.id).weight < 0.8
+
+    sure = lambda memories: {m.id: {"consistent": 0.9, "novel": 0.05, "contradiction": 0.05} for m in memories}  # noqa: E731
+    weight = graph.node(fact.id).weight
+    observation, _ = apply_maintenance(graph, info(confirming, 4), hit, ctx, sure)
+    assert standing_supersessions(graph, fact.id) == []
+    assert graph.node(fact.id).weight == pytest.approx(reinforce_weight(reaffirmed_weight(weight, 0.8), ctx.eta, 0.9))
+    assert [(e.source, e.target) for e in graph.edges() if e.relation == "reaffirms"] == [(observation, fact.id)]
+    found = [m.id for m in retrieve(graph, query, services.embedder.encode([query])[0], ctx)]
+    assert found.index(fact.id) < found.index(successor)
+    graph.commit()
+    assert [s for s, _ in standing_supersessions(graph.as_of(day(3)), fact.id)] == [successor]
+
+    again, _ = apply_correction(graph, info("I gave up on community work, politics is my thing now.", 6),
+                                [retrieved(fact.id, fact.content, 0.7)], packet, ctx)
+    assert [s for s, _ in standing_supersessions(graph, fact.id)] == [again]

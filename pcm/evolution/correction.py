@@ -10,6 +10,7 @@ from pcm.llm import RelationJudgement
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
 from pcm.perception.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+from pcm.world.supersession import SUPERSEDES
 
 AGENT = "correction"
 CONFLICT_RELATIVE_SIMILARITY = 0.9
@@ -93,6 +94,6 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
         node, created = write_memory(graph, info, info.content, NodeType.FACT, weight, agent=AGENT, reason=reason)
         changes.insert(0, created)
         for memory in conflicts:
-            graph.add_edge(MemoryEdge(source=node.id, target=memory.id, relation="supersedes",
+            graph.add_edge(MemoryEdge(source=node.id, target=memory.id, relation=SUPERSEDES,
                                       weight=ctx.correction_weight, timestamp=info.timestamp))
         return node.id, [*changes, *decay_hypotheses(graph, info, [], ctx)]

@@ -8,7 +8,10 @@ fact rises by how sure the relation model is that the input confirms it (a later
 same subject is not always a confirmation), a hypothesis by its keywords' full step. Keywords
 common in general use ("lately", "learning") confirm nothing, even in hypotheses written
 before that rule. Hypotheses time-decay on every turn (`decay_hypotheses`, called by each
-branch); the confirmed ones, whose weight rose this turn, are spared.
+branch); the confirmed ones, whose weight rose this turn, are spared. A superseded memory that the
+input confirms surely enough (`reaffirm_threshold`) is reaffirmed: the supersession was wrong or
+has been reversed, so the memory gets its weight back and search stops ranking it under its
+successor (`pcm.world.supersession`).
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ from collections.abc import Callable, Mapping
 
 from pcm.config import PCMContext
 from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
-from pcm.formulas import reinforce_weight, time_decay_weight
+from pcm.formulas import reaffirmed_weight, reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory
 from pcm.perception.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+from pcm.world.supersession import REAFFIRMS, standing_supersessions
 from pcm.world.text import content_words
 
 AGENT = "maintenance"
+REAFFIRMED = "reaffirmed"
 SECONDS_PER_DAY = 86400.0
 
 
@@ -64,6 +69,44 @@ def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str
     return changes
 
 
+def weight_before_supersession(graph: WeightedKnowledgeGraph, node_id: str) -> float | None:
+    """The memory's weight just before the first correction that decayed it since it was last
+    reaffirmed (None: no correction decayed it)."""
+    before = None
+    for event in graph.history(node_id):
+        if event.agent == AGENT and event.reason.startswith(REAFFIRMED):
+            before = None
+        elif event.agent == "correction" and event.old_weight is not None and before is None:
+            before = event.old_weight
+    return before
+
+
+def reaffirm(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext,
+             relations: Mapping[str, Mapping[str, float]] | None) -> tuple[list[str], list[MemoryChange]]:
+    """The superseded memories among `supported` that this turn confirms with P(consistent) of at
+    least `reaffirm_threshold`, each given back its weight from before the correction
+    (`reaffirmed_weight`); the caller links the turn's memory to them (`reaffirms`)."""
+    if ctx.reaffirm_threshold is None or not relations:
+        return [], []
+    reaffirmed, changes = [], []
+    with graph.lock:
+        for node_id in supported:
+            verdict = relations.get(node_id)
+            if verdict is None or float(verdict["consistent"]) < ctx.reaffirm_threshold:
+                continue
+            if not standing_supersessions(graph, node_id):
+                continue
+            node = graph.node(node_id)
+            before = weight_before_supersession(graph, node_id)
+            reaffirmed.append(node_id)
+            changes.append(graph.update_node(
+                node_id, weight=reaffirmed_weight(node.weight, before if before is not None else node.weight),
+                now=info.timestamp, agent=AGENT, turn=info.turn, thread_id=info.thread_id,
+                reason=f"{REAFFIRMED} by turn {info.turn} (P(consistent)={float(verdict['consistent']):.2f}), "
+                       f"supersession overturned: {info.text[:120]}"))
+    return reaffirmed, changes
+
+
 def decay_hypotheses(graph: WeightedKnowledgeGraph, info: TurnInfo, confirmed: list[str], ctx: PCMContext
                      ) -> list[MemoryChange]:
     """w ← w·exp(−γ·Δt) for every hypothesis not in `confirmed` (those whose weight rose this turn),
@@ -87,20 +130,23 @@ def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: 
                       ctx: PCMContext, judge: Callable[[list[RetrievedMemory]], dict] | None = None
                       ) -> tuple[str, list[MemoryChange]]:
     """Reinforce the supported memories, each by how sure `judge` (P(relation) of the input against
-    given memories, by id) is that the input confirms it; store the input as an observation, at
+    given memories, by id) is that the input confirms it, reaffirming superseded ones (`reaffirm`); store the input as an observation, at
     `request_weight` when it only asks something of the assistant (it claims nothing about the
     user, yet its question form makes a question-shaped query find it)."""
     with graph.lock:
         supported = supported_memories(graph, info, retrieved, ctx)
         by_id = {m.id: m for m in retrieved}
         judged = [by_id[i] for i in supported if i in by_id and by_id[i].type == NodeType.FACT]
-        changes = reinforce(graph, info, supported, ctx, judge(judged) if judge and judged else None)
+        relations = judge(judged) if judge and judged else None
+        reaffirmed, changes = reaffirm(graph, info, supported, ctx, relations)
+        changes += reinforce(graph, info, supported, ctx, relations)
         weight, reason = ((ctx.request_weight, "question or request to the assistant") if is_request(info.text)
                           else (ctx.observation_weight, "observation consistent with memory"))
         observation, observed = write_memory(graph, info, info.content, NodeType.FACT, weight, agent=AGENT,
                                              reason=reason)
         for node_id in supported:
-            graph.add_edge(MemoryEdge(source=observation.id, target=node_id, relation="supports",
+            graph.add_edge(MemoryEdge(source=observation.id, target=node_id,
+                                      relation=REAFFIRMS if node_id in reaffirmed else "supports",
                                       weight=ctx.observation_weight, timestamp=info.timestamp))
         changes = [observed, *changes, *decay_hypotheses(graph, info, supported, ctx)]
         return observation.id, changes

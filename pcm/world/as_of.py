@@ -92,6 +92,9 @@ class MemoryAsOf:
         return [MemoryEdge.model_validate(a) for s, t, a in self.memory.graph.edges(data=True)
                 if self._edge_existed(s, t, a)]
 
+    def insertion_order(self, node_id: str) -> int:
+        return self.memory.insertion_order(node_id)
+
     def in_edges(self, node_id: str, relation: str | None = None) -> list[tuple[str, Mapping]]:
         return [(s, a) for s, a in self.memory.in_edges(node_id, relation) if self._edge_existed(s, node_id, a)]
 

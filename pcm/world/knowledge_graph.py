@@ -326,6 +326,10 @@ class WeightedKnowledgeGraph:
     def edges(self) -> list[MemoryEdge]:
         return [MemoryEdge.model_validate(attrs) for _, _, attrs in self.graph.edges(data=True)]
 
+    def insertion_order(self, node_id: str) -> int:
+        """The memory's place in the order memories were written (0 first)."""
+        return self._order[node_id]
+
     def in_edges(self, node_id: str, relation: str | None = None) -> list[tuple[str, Mapping]]:
         """(source, edge attributes) of the edges into `node_id`, optionally of one relation."""
         return [(source, attrs) for source, _, attrs in self.graph.in_edges(node_id, data=True)

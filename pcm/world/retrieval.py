@@ -34,6 +34,7 @@ from pcm.formulas import (confidence_smoothing, distribution_confidence, intent_
                           retrieval_score, smooth_distribution)
 from pcm.models import NodeType, RetrievedMemory, as_utc
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
+from pcm.world.supersession import standing_supersessions
 from pcm.world.text import has_cjk, speakers_named
 
 
@@ -122,8 +123,9 @@ def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) ->
 def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,
                       intent: Mapping[str, float] | None, exclude: set[str], use_contests: bool = True
                       ) -> list[RetrievedMemory]:
-    """A superseded memory yields to what superseded it: the successor (1 hop along the
-    `supersedes` edge) is placed directly above it, brought in if it was not retrieved. A contested
+    """A superseded memory yields to what superseded it: the successor (1 hop along a standing
+    `supersedes` edge, `pcm.world.supersession`) is placed directly above it, brought in if it was
+    not retrieved. A contested
     fact (`pcm.evolution.profiling.contested_facts`) yields alike to a retrieved statement contesting
     it, while that statement was confirmed at least as recently as the fact: a doubt reorders what
     the query found, it brings nothing in (`use_contests` off: the ablation without contests)."""
@@ -133,8 +135,8 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
     for hit in hits:
         if hit.id in placed:
             continue
-        for source, attrs in graph.in_edges(hit.id):
-            if attrs["relation"] not in ("supersedes", "contests") or source in placed or source in exclude:
+        for source, attrs in [*standing_supersessions(graph, hit.id), *graph.in_edges(hit.id, "contests")]:
+            if source in placed or source in exclude:
                 continue
             if graph.attrs(source)["weight"] < graph.dormant_floor:
                 continue
@@ -155,12 +157,12 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
 def _contest_stands(graph: WeightedKnowledgeGraph, contester: str, contested: str, p_contradiction: float,
                     ctx: PCMContext) -> bool:
     """A contest stands while its P(contradiction) reaches `contest_threshold` (None: contests are
-    off), the contesting statement is not itself superseded, and it was confirmed (written or
+    off), the contesting statement is not itself superseded (or was reaffirmed since), and it was confirmed (written or
     reinforced) no earlier than the fact it contests: a later confirmation of the fact settles the
     doubt (implicit verification)."""
     if ctx.contest_threshold is None or p_contradiction < ctx.contest_threshold:
         return False
-    if graph.in_edges(contester, "supersedes"):
+    if standing_supersessions(graph, contester):
         return False
     return as_utc(graph.attrs(contester)["updated_at"]) >= as_utc(graph.attrs(contested)["updated_at"])
 

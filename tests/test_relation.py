@@ -262,3 +262,26 @@ def test_a_later_confirmation_overturns_a_supersession_and_gives_the_weight_back
     again, _ = apply_correction(graph, info("I gave up on community work, politics is my thing now.", 6),
                                 [retrieved(fact.id, fact.content, 0.7)], packet, ctx)
     assert [s for s, _ in standing_supersessions(graph, fact.id)] == [again]
+
+
+@pytest.mark.parametrize("fact, revision, later", [
+    ("I live in Paris, in a small flat near the Marais.", "I moved to Berlin last month for a new job.",
+     "Paris museums were great when I lived there, I miss them."),
+    ("I'm a vegetarian and I cook a lot of lentil dishes.", "I started eating meat again, steak is my favourite now.",
+     "I used to make lentil soup every week back when I was vegetarian."),
+])
+def test_a_later_mention_of_the_old_state_does_not_reaffirm_a_real_revision(ctx, fact, revision, later):
+    """With the shipped models: the revision supersedes the fact, and a later turn about the old
+    state (in the past tense) is not judged to confirm it (it may even supersede it again), so the
+    supersession stands."""
+    from pcm.world.supersession import standing_supersessions
+
+    pcm = PCM(ctx, checkpointer=InMemorySaver())
+    first = pcm.process(fact, user_id="v", timestamp="2024-01-01T10:00:00+00:00")
+    corrected = pcm.process(revision, user_id="v", timestamp="2024-02-01T10:00:00+00:00")
+    assert corrected["agent"] == "correction"
+    pcm.process(later, user_id="v", timestamp="2024-03-01T10:00:00+00:00")
+    graph = pcm.memory("v")
+    fact_id = first["changes"][0]["node_id"]
+    assert corrected["changes"][0]["node_id"] in [s for s, _ in standing_supersessions(graph, fact_id)]
+    assert not [e for e in graph.edges() if e.relation == "reaffirms"]

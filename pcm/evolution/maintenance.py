@@ -130,9 +130,10 @@ def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: 
                       ctx: PCMContext, judge: Callable[[list[RetrievedMemory]], dict] | None = None
                       ) -> tuple[str, list[MemoryChange]]:
     """Reinforce the supported memories, each by how sure `judge` (P(relation) of the input against
-    given memories, by id) is that the input confirms it, reaffirming superseded ones (`reaffirm`); store the input as an observation, at
-    `request_weight` when it only asks something of the assistant (it claims nothing about the
-    user, yet its question form makes a question-shaped query find it)."""
+    given memories, by id) is that the input confirms it, reaffirming superseded ones (`reaffirm`);
+    store the input as an observation, at `request_weight` when it only asks something of the
+    assistant (it claims nothing about the user, yet its question form makes a question-shaped
+    query find it)."""
     with graph.lock:
         supported = supported_memories(graph, info, retrieved, ctx)
         by_id = {m.id: m for m in retrieved}

@@ -125,10 +125,10 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
                       ) -> list[RetrievedMemory]:
     """A superseded memory yields to what superseded it: the successor (1 hop along a standing
     `supersedes` edge, `pcm.world.supersession`) is placed directly above it, brought in if it was
-    not retrieved. A contested
-    fact (`pcm.evolution.profiling.contested_facts`) yields alike to a retrieved statement contesting
-    it, while that statement was confirmed at least as recently as the fact: a doubt reorders what
-    the query found, it brings nothing in (`use_contests` off: the ablation without contests)."""
+    not retrieved. A contested fact (`pcm.evolution.profiling.contested_facts`) yields alike to a
+    retrieved statement contesting it, while that statement was confirmed at least as recently as
+    the fact: a doubt reorders what the query found, it brings nothing in (`use_contests` off: the
+    ablation without contests)."""
     ordered: list[RetrievedMemory] = []
     by_id = {h.id: h for h in hits}
     placed: set[str] = set()
@@ -157,9 +157,9 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
 def _contest_stands(graph: WeightedKnowledgeGraph, contester: str, contested: str, p_contradiction: float,
                     ctx: PCMContext) -> bool:
     """A contest stands while its P(contradiction) reaches `contest_threshold` (None: contests are
-    off), the contesting statement is not itself superseded (or was reaffirmed since), and it was confirmed (written or
-    reinforced) no earlier than the fact it contests: a later confirmation of the fact settles the
-    doubt (implicit verification)."""
+    off), the contesting statement is not itself superseded (or was reaffirmed since), and it was
+    confirmed (written or reinforced) no earlier than the fact it contests: a later confirmation of
+    the fact settles the doubt (implicit verification)."""
     if ctx.contest_threshold is None or p_contradiction < ctx.contest_threshold:
         return False
     if standing_supersessions(graph, contester):

@@ -8,7 +8,7 @@ DEV3 ?= evals/data/scenarios_dev3.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
 BLIND ?= evals/data/scenarios_blind.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-locomo bench-scale bench-llm calibrate fit-relation studio llm-server \
+.PHONY: install demo test bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -37,6 +37,9 @@ bench-scenarios: install
 	$(PY) -m evals scenarios --data $(DEV3) --out results/scenarios-dev3
 	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test
 	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind
+
+bench-followups: install
+	$(PY) -m evals followups --data evals/data/followups_blind.jsonl --out results/followups
 
 bench-locomo: install
 	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only

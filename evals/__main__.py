@@ -246,6 +246,30 @@ def locomo(
 
 
 @app.command()
+def followups(
+    data: Path = typer.Option(Path(__file__).resolve().parent / "data" / "followups_blind.jsonl",
+                              help="follow-up JSONL file (evals/followups.py says what it holds)"),
+    out: Path = typer.Option(Path("results/followups"), help="output folder"),
+    config: Optional[Path] = typer.Option(None, help="PCM settings file"),
+) -> None:
+    """After a revision, do later mentions of the old state leave it revised; after a look-alike, do
+    later confirmations keep the still-true fact first? PCM with and without reaffirmation, dense alongside."""
+    from evals.followups import load_followups, report, run_followups
+    from pcm.config import load_context
+
+    _setup_logging()
+    items = load_followups(data)
+    started = datetime.now(timezone.utc)
+    results = run_followups(items, load_context(config))
+    results.update(data=str(data), items=len(items), date=started.isoformat(timespec="seconds"),
+                   wall_seconds=round((datetime.now(timezone.utc) - started).total_seconds(), 1))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text(report(results), encoding="utf-8")
+    typer.echo(report(results))
+
+
+@app.command()
 def latency(
     data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),
     conversation: Optional[str] = typer.Option(None, help="sample id (default: the first)"),

@@ -26,7 +26,7 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
-from evals.scenarios import _rank_of, current_wins, dense_baseline_contents, replay_moment
+from evals.scenarios import current_wins, dense_baseline_contents, replay_moment, standing_first
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.services import Services
@@ -80,7 +80,7 @@ def replay(items: list[dict], ctx: PCMContext, services: Services, progress: boo
 def _holds(contents: list[str], item: dict) -> bool:
     if item["kind"] == "revision":
         return current_wins(contents, item["current"], item["outdated"])
-    return _rank_of(contents, item["current"]) == 0
+    return standing_first(contents, item)
 
 
 def _share(flags: list[bool]) -> float | None:

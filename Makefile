@@ -7,6 +7,7 @@ DEV2 ?= evals/data/scenarios_dev2.jsonl
 DEV3 ?= evals/data/scenarios_dev3.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
 BLIND ?= evals/data/scenarios_blind.jsonl
+FOLLOWUPS ?= evals/data/followups_blind.jsonl
 
 .PHONY: install demo test bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
@@ -39,7 +40,7 @@ bench-scenarios: install
 	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind
 
 bench-followups: install
-	$(PY) -m evals followups --data evals/data/followups_blind.jsonl --out results/followups
+	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups
 
 bench-locomo: install
 	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only

@@ -42,6 +42,32 @@ def test_pair_scenarios_hold_the_memory_among_other_areas_and_take_the_labels_le
     assert pair_scenarios(pairs, per_level=5, seed=1) == scenarios          # seeded
 
 
+def test_removing_some_groups_leaves_every_other_draw_as_it_was():
+    """The draws are ordered by a hash, not a shuffle: removing groups from the pool changes only
+    what touched them (a shuffle redrew all 900 router scenarios after a 3% cleanup)."""
+    from evals.relation_fit import split_groups, with_negatives
+
+    pairs = _pairs()
+    removed = {p["group"] for p in pairs[:12]}
+    fewer = [p for p in pairs if p["group"] not in removed]
+    before = {s["id"]: s for s in pair_scenarios(pairs, per_level=6, seed=0)}
+    after = pair_scenarios(fewer, per_level=6, seed=0)
+    removed_memories = {p["memory"] for p in pairs if p["group"] in removed}
+    unchanged = [s for s in after if s["id"] in before and not removed_memories & set(before[s["id"]]["history"])]
+    assert unchanged and all(before[s["id"]] == s for s in unchanged)
+    assert len([s for s in after if s["id"] in before]) >= len(after) - 6
+
+    kept_all, held_all = split_groups(pairs, 0.3, seed=0)
+    kept_fewer, held_fewer = split_groups(fewer, 0.3, seed=0)
+    assert len(held_fewer - held_all) <= len(removed)
+    assert kept_fewer - kept_all <= held_all and len(kept_fewer - kept_all) <= len(removed)
+
+    negatives_all = {r["id"]: r["memory"] for r in with_negatives(pairs, set(), 0) if r["kind"] == "unrelated"}
+    negatives_fewer = {r["id"]: r["memory"] for r in with_negatives(fewer, set(), 0) if r["kind"] == "unrelated"}
+    moved = [i for i, memory in negatives_fewer.items() if negatives_all[i] != memory]
+    assert all(negatives_all[i] in removed_memories for i in moved)
+
+
 def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(monkeypatch):
     import evals.relation_fit as relation_fit
 

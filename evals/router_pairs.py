@@ -33,8 +33,8 @@ LEVEL_OF_LABEL = {"consistent": "low", "novel": "medium", "contradiction": "high
 def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list[dict]:
     """Up to `per_level` scenarios per level: the pairs first by `stable_key`, each with one other
     memory (three times in four) or two, also chosen by `stable_key`. An edit to the pairs changes
-    only the scenarios it touches (a seeded shuffle redrew all 900, and the router fitted on a
-    pool 3% smaller moved the dev file's current-over-outdated by 0.15)."""
+    only the scenarios it touches (a seeded shuffle redrew all 900 when 3% of the pairs were
+    removed, which mixed the draw's effect with the edit's)."""
     from evals.relation_fit import stable_key
 
     def fraction(*parts: str) -> float:

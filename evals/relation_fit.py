@@ -74,6 +74,11 @@ def stable_key(seed: int, *parts: str) -> bytes:
     return hashlib.sha256("\x1f".join((str(seed), *parts)).encode("utf-8")).digest()
 
 
+def stable_number(seed: int, *parts: str) -> int:
+    """`stable_key` as an integer in [0, 2⁶⁴): a seeded draw (a fraction, a fold) from `parts` alone."""
+    return int.from_bytes(stable_key(seed, *parts)[:8], "big")
+
+
 def split_groups(rows: list[dict], share: float, seed: int) -> tuple[set[str], set[str]]:
     """(kept, held-out) group names: `share` of the groups, the first by `stable_key`."""
     groups = sorted({r["group"] for r in rows}, key=lambda group: stable_key(seed, group))

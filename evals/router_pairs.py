@@ -35,10 +35,10 @@ def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list
     memory (three times in four) or two, also chosen by `stable_key`. An edit to the pairs changes
     only the scenarios it touches (a seeded shuffle redrew all 900 when 3% of the pairs were
     removed, which mixed the draw's effect with the edit's)."""
-    from evals.relation_fit import stable_key
+    from evals.relation_fit import stable_key, stable_number
 
     def fraction(*parts: str) -> float:
-        return int.from_bytes(stable_key(seed, *parts)[:8], "big") / 2 ** 64
+        return stable_number(seed, *parts) / 2 ** 64
 
     memories: dict[str, tuple[str, str, str]] = {}
     for pair in pairs:
@@ -62,12 +62,11 @@ def out_of_fold_relation_signals(records: Sequence, scenarios: Sequence[dict], p
                                  folds: int = 3, seed: int = 0) -> list:
     """Copies of `records` (one per scenario, same order) whose `relation_*` signals are the maxima,
     over the scenario's history, of P(relation) from a head fitted on the other folds' groups."""
-    from evals.relation_fit import encoder_features, fit_head, stable_key, with_negatives
+    from evals.relation_fit import encoder_features, fit_head, stable_number, with_negatives
 
     if len(records) != len(scenarios):
         raise ValueError(f"{len(records)} records for {len(scenarios)} scenarios")
-    fold_of = {group: int.from_bytes(stable_key(seed, group)[:8], "big") % folds
-               for group in {p["group"] for p in pairs}}
+    fold_of = {group: stable_number(seed, group) % folds for group in {p["group"] for p in pairs}}
     texts = list(dict.fromkeys([t for p in pairs for t in (p["memory"], p["statement"])]
                                + [t for s in scenarios for t in (*s["history"], s["probe"])]))
     vectors = dict(zip(texts, encode(texts)))

@@ -58,6 +58,9 @@ class PCMContext:
     intent_smoothing: float = 0.5
     confidence_smoothing: bool = True
     agreement_smoothing: bool = True
+    # ι₀: domain agreement up to this counts as none when the intent mask is weighed
+    # (`pcm.formulas.agreement_beyond`; 0.2 closes Landis and Koch's "slight" band of κ)
+    agreement_floor: float = 0.2
     scorer: str = "hybrid"
     router: str = "calibrated"
     theta_low: float | None = None
@@ -189,6 +192,8 @@ class PCMContext:
             raise ValueError("context_turns and context_gap_minutes must not be negative")
         if self.contest_threshold is not None and not 0.0 < self.contest_threshold <= 1.0:
             raise ValueError("contest_threshold must lie in (0, 1], or be None for no contests")
+        if not 0.0 <= self.agreement_floor < 1.0:
+            raise ValueError("agreement_floor must lie in [0, 1)")
         if self.reaffirm_threshold is not None and not 0.0 < self.reaffirm_threshold <= 1.0:
             raise ValueError("reaffirm_threshold must lie in (0, 1], or be None: supersessions are never overturned")
         for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",

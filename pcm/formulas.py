@@ -219,6 +219,15 @@ def domain_agreement(pairs: Sequence[tuple[Mapping[str, float], Mapping[str, flo
     return min(1.0, max(0.0, (observed - expected) / (1.0 - expected)))
 
 
+def agreement_beyond(agreement: float, floor: float) -> float:
+    """ι' = max(0, (ι − ι₀) / (1 − ι₀)): the share of the domain agreement ι above a floor ι₀, rescaled
+    to [0, 1] (ι₀ = 0: ι itself). Agreement up to ι₀ counts as none, so that a mask resting on it
+    does not reorder memories on what is barely above chance (κ ≤ 0.2 is "slight" agreement)."""
+    if not 0.0 <= floor < 1.0:
+        raise ValueError("the agreement floor must lie in [0, 1)")
+    return max(0.0, (agreement - floor) / (1.0 - floor))
+
+
 def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None,
                      memory_distribution: Mapping[str, float] | None = None) -> float:
     """P(d(ε) | u): the intent probability of the memory's domain (spec §3.2).

@@ -168,6 +168,15 @@ def test_confidence_smoothing_tends_to_no_mask_when_unsure():
     assert f.confidence_smoothing(0.5, 0.2) > f.confidence_smoothing(0.5, 0.8)
 
 
+def test_agreement_beyond_a_floor_counts_slight_agreement_as_none():
+    assert f.agreement_beyond(0.15, 0.2) == 0.0
+    assert f.agreement_beyond(0.6, 0.2) == pytest.approx(0.5)
+    assert f.agreement_beyond(1.0, 0.2) == pytest.approx(1.0)
+    assert f.agreement_beyond(0.3, 0.0) == pytest.approx(0.3)
+    with pytest.raises(ValueError):
+        f.agreement_beyond(0.5, 1.0)
+
+
 def test_domain_agreement_is_kappa_over_neighbouring_memories():
     work, health = {"Work": 1.0}, {"Health": 1.0}
     always_same = [(work, work), (health, health)] * 10

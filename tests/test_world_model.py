@@ -219,6 +219,19 @@ def test_the_intent_mask_fades_where_neighbouring_memories_do_not_share_domains(
     unmasked = retrieve(scattered, query, services.embedder.encode_one(query), ctx.replace(agreement_smoothing=False),
                         intent, top_k=40, expand=False)
     assert max(m.intent_relevance for m in unmasked) / min(m.intent_relevance for m in unmasked) > 2
+    # slight agreement (κ ≈ 0.19, as on the LoCoMo conversations): below the floor it masks nothing
+    slight = store("slight", (["Coding"] * 5 + ["Health"] * 5 + ["Coding", "Health"] * 2) * 2)
+    assert 0.1 < slight.domain_agreement() < ctx.agreement_floor
+
+    def relevance_ratio(context):
+        found = retrieve(slight, query, services.embedder.encode_one(query), context, intent, top_k=40, expand=False)
+        relevance = {m.domain: m.intent_relevance for m in found}
+        return relevance["Coding"] / relevance["Health"]
+
+    assert relevance_ratio(ctx) == pytest.approx(1.0)
+    assert relevance_ratio(ctx.replace(agreement_floor=0.0)) > 1.1
+    with pytest.raises(ValueError, match="agreement_floor must lie in"):
+        ctx.replace(agreement_floor=1.0)
 
 
 def test_importing_pcm_shortens_openmp_spinning_unless_the_user_chose_a_value():

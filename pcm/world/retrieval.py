@@ -7,10 +7,10 @@
   each over the query's best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
 - the query's subject: a query that names exactly one of the memory's speakers ("What did
   Caroline research?") raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`.
-P(d|I) is the spec's mask with ε grown as the mask's evidence weakens: ε' = 1 − (1 − ε)·c·ι, c the
+P(d|I) is the spec's mask with ε grown as the mask's evidence weakens: ε' = 1 − (1 − ε)·c·ι', c the
 router's confidence in the query's intent, ι how far this memory's neighbouring facts share domains
-beyond chance (`domain_agreement`). With no shared words, no named speaker and μ = 0, sim is the
-spec's cosine. Candidates come from
+beyond chance (`domain_agreement`) and ι' its part above the floor ι₀ (`agreement_beyond`). With no
+shared words, no named speaker and μ = 0, sim is the spec's cosine. Candidates come from
 both the vector and the lexical index, so a memory that shares a rare name with the query is found
 even when its embedding is far away.
 
@@ -30,8 +30,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcm.config import PCMContext
-from pcm.formulas import (confidence_smoothing, distribution_confidence, intent_relevance, raise_similarity,
-                          retrieval_score, smooth_distribution)
+from pcm.formulas import (agreement_beyond, confidence_smoothing, distribution_confidence, intent_relevance,
+                          raise_similarity, retrieval_score, smooth_distribution)
 from pcm.models import NodeType, RetrievedMemory, as_utc
 from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
 from pcm.world.supersession import standing_supersessions
@@ -62,7 +62,7 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
         if ctx.confidence_smoothing:
             confidence = distribution_confidence(intent)
             if ctx.agreement_smoothing:
-                confidence *= graph.domain_agreement()
+                confidence *= agreement_beyond(graph.domain_agreement(), ctx.agreement_floor)
             epsilon = confidence_smoothing(epsilon, confidence)
         intent = smooth_distribution(intent, epsilon)
     if len(graph) == 0:

@@ -2,7 +2,8 @@
 
 One run scores every system over the same turns and questions: PCM and its ablations
 (no intent mask, no confidence weights, no graph expansion — same ingested memory —
-and no surprise routing, a second ingestion with every turn sent to maintenance), and
+and, each from its own ingestion, no surprise routing, with every turn sent to maintenance,
+and no informativeness prior, with every stated fact starting at its branch's weight), and
 the baselines BM25, dense MiniLM and their reciprocal-rank fusion over the raw turns.
 Each conversation has its own user namespace, so one conversation's memory never
 answers another's questions.
@@ -34,6 +35,9 @@ logger = logging.getLogger(__name__)
 KS = (1, 5, 10, 20)
 THREAD = "conversation"
 PCM_VARIANTS = {"pcm": {}, **{f"pcm-{name}": options for name, options in SEARCH_ABLATIONS.items()}}
+#: the ablations that change what is written, so each ingests the conversation again: settings
+#: replacing the shipped ones
+REINGESTED_VARIANTS = {"pcm-no-routing": {"router": "off"}, "pcm-no-informativeness": {"informativeness_exponent": 0.0}}
 QA_MAX_TOKENS = 64
 QA_SYSTEM = ("Answer the question about the conversation from the memories below, in a few words. "
              "Dates in brackets are when a memory was said. If the memories do not contain the answer, "
@@ -106,16 +110,17 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         services = Services(ctx) if services is None else services.with_context(ctx)
         services.warm_up()
         pcm = PCM(ctx, services, checkpointer=InMemorySaver())
-        no_routing = PCM(ctx.replace(data_dir=f"{folder}/no-routing", router="off"),
-                         services.with_context(ctx.replace(data_dir=f"{folder}/no-routing")),
-                         checkpointer=InMemorySaver())
+        reingested = {name: PCM(ctx.replace(data_dir=f"{folder}/{name}", **settings),
+                                services.with_context(ctx.replace(data_dir=f"{folder}/{name}", **settings)),
+                                checkpointer=InMemorySaver())
+                      for name, settings in REINGESTED_VARIANTS.items()}
         rows: dict[str, list[dict]] = {}
         seconds: dict[str, float] = {}
         cost: dict = {"latencies": [], "no_routing_latencies": [], "llm_calls": 0, "llm_tokens": 0, "turns": 0,
                       "memories": {}, "agents": {}}
         misses, qa_rows, items = [], [], []
         for conversation in conversations:
-            for name, timed in _ingestions(pcm, no_routing, conversation, progress, limit_turns, cost):
+            for name, timed in _ingestions(pcm, reingested, conversation, progress, limit_turns, cost):
                 seconds[name] = seconds.get(name, 0.0) + timed
             turn_ids = {t.dia_id for t in conversation.turns[:limit_turns]}
             questions = answerable(conversation, turn_ids)
@@ -123,7 +128,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
             retrievers = _baselines(documents, services)
             systems: dict[str, Callable[[str], list[list[str]]]] = {
                 name: _pcm_search(pcm, conversation, options) for name, options in PCM_VARIANTS.items()}
-            systems["pcm-no-routing"] = _pcm_search(no_routing, conversation, {})
+            systems.update((name, _pcm_search(system, conversation, {})) for name, system in reingested.items())
             for name, retriever in retrievers.items():
                 systems[name] = _baseline_search(retriever)
             for name, search in systems.items():
@@ -172,13 +177,14 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
     }
 
 
-def _ingestions(pcm: PCM, no_routing: PCM, conversation: Conversation, progress: bool, limit_turns: int | None,
-                cost: dict):
-    for name, system, key in (("ingest:pcm", pcm, "latencies"), ("ingest:pcm-no-routing", no_routing,
-                                                                   "no_routing_latencies")):
+def _ingestions(pcm: PCM, reingested: dict[str, PCM], conversation: Conversation, progress: bool,
+                limit_turns: int | None, cost: dict):
+    for name, system in (("pcm", pcm), *reingested.items()):
         begun = time.perf_counter()
         figures = ingest(system, conversation, progress, limit_turns)
-        cost[key].extend(figures["latencies"])
+        latencies = {"pcm": "latencies", "pcm-no-routing": "no_routing_latencies"}.get(name)
+        if latencies:
+            cost[latencies].extend(figures["latencies"])
         if system is pcm:
             cost["turns"] += figures["turns"]
             cost["llm_calls"] += figures["llm_calls"]
@@ -186,7 +192,7 @@ def _ingestions(pcm: PCM, no_routing: PCM, conversation: Conversation, progress:
             cost["memories"][conversation.sample_id] = figures["memories"]
             for agent, count in figures["agents"].items():
                 cost["agents"][agent] = cost["agents"].get(agent, 0) + count
-        yield name, time.perf_counter() - begun
+        yield f"ingest:{name}", time.perf_counter() - begun
 
 
 def _pcm_search(pcm: PCM, conversation: Conversation, options: dict):

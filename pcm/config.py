@@ -101,6 +101,12 @@ class PCMContext:
     # hypothesis. Measured on dev data only (dev3 / dev2 / shared dev file, still-true fact first
     # 0.80 / 0.95 / 0.85 at 0.8 against 0.87 / 1.00 / 0.85 at 0.5; routing unchanged).
     request_weight: float = 0.5
+    # Each stated fact starts at its branch's weight times π(n) = min(1, n / n_sat)^γ, n its content
+    # words (`pcm.formulas.informativeness`): on LoCoMo a turn of under 10 content words is evidence for
+    # some question 5-11% of the time, one of 50 or more 59%. Chosen on the 7 shared LoCoMo
+    # conversations (dev data; README log, 2026-11-26/27 night); γ = 0 turns it off.
+    informativeness_saturation: int = 30
+    informativeness_exponent: float = 0.05
     # Layer 3: evolution
     eta: float = 0.05
     beta: float = 0.3
@@ -192,6 +198,8 @@ class PCMContext:
             raise ValueError("context_turns and context_gap_minutes must not be negative")
         if self.contest_threshold is not None and not 0.0 < self.contest_threshold <= 1.0:
             raise ValueError("contest_threshold must lie in (0, 1], or be None for no contests")
+        if self.informativeness_saturation < 1 or not 0.0 <= self.informativeness_exponent <= 1.0:
+            raise ValueError("informativeness_saturation must be at least 1, informativeness_exponent in [0, 1]")
         if not 0.0 <= self.agreement_floor < 1.0:
             raise ValueError("agreement_floor must lie in [0, 1)")
         if self.reaffirm_threshold is not None and not 0.0 < self.reaffirm_threshold <= 1.0:

@@ -228,6 +228,17 @@ def agreement_beyond(agreement: float, floor: float) -> float:
     return max(0.0, (agreement - floor) / (1.0 - floor))
 
 
+def informativeness(content_words: int, saturation: int, exponent: float) -> float:
+    """π(n) = min(1, max(n, 1) / n_sat)^γ: the share of a stated fact's weight it starts with, by how
+    many content words n it holds. A document prior in the sense of language-model retrieval (Kraaij
+    et al., 2002): a two-word turn ("Wow, congrats!") holds less to remember than a turn that tells a
+    story, and the spec's score sim · P(d|I) · w has w as its one query-independent term. γ = 0 gives
+    π = 1 (no prior); a turn of n_sat content words or more keeps its full weight."""
+    if saturation < 1 or exponent < 0:
+        raise ValueError("the informativeness saturation must be at least 1 and its exponent not negative")
+    return min(1.0, max(content_words, 1) / saturation) ** exponent
+
+
 def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None,
                      memory_distribution: Mapping[str, float] | None = None) -> float:
     """P(d(ε) | u): the intent probability of the memory's domain (spec §3.2).

@@ -177,6 +177,19 @@ def test_agreement_beyond_a_floor_counts_slight_agreement_as_none():
         f.agreement_beyond(0.5, 1.0)
 
 
+def test_informativeness_is_a_capped_power_of_the_content_words():
+    # π(n) = min(1, max(n, 1) / n_sat)^γ
+    assert f.informativeness(3, 30, 0.05) == pytest.approx(0.1 ** 0.05)
+    assert f.informativeness(0, 30, 0.05) == f.informativeness(1, 30, 0.05) == pytest.approx((1 / 30) ** 0.05)
+    assert f.informativeness(30, 30, 0.05) == f.informativeness(90, 30, 0.05) == 1.0
+    assert f.informativeness(3, 30, 0.0) == 1.0                      # γ = 0: no prior
+    assert f.informativeness(5, 30, 0.05) < f.informativeness(15, 30, 0.05) < 1.0
+    with pytest.raises(ValueError):
+        f.informativeness(5, 0, 0.05)
+    with pytest.raises(ValueError):
+        f.informativeness(5, 30, -0.1)
+
+
 def test_domain_agreement_is_kappa_over_neighbouring_memories():
     work, health = {"Work": 1.0}, {"Health": 1.0}
     always_same = [(work, work), (health, health)] * 10

@@ -10,9 +10,12 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pcm.api import PCM
+from pcm.evolution import stated_weight
+from pcm.formulas import informativeness
 from pcm.graph import build_graph
 from pcm.ingest import read_conversation
 from pcm.services import Services
+from pcm.world.text import content_words
 
 HISTORY = "I work at Google as a software engineer on the search team."
 PROBE = "First week at Microsoft is going great, the onboarding is smooth."
@@ -39,7 +42,7 @@ def test_each_surprise_band_runs_its_branch(ctx, level, agent):
     if agent == "correction":
         assert weight_now < old.weight
         new = graph.node(out["changes"][0]["node_id"])
-        assert new.weight == pytest.approx(ctx.correction_weight)
+        assert new.weight == pytest.approx(stated_weight(ctx.correction_weight, PROBE, ctx))
         assert [e.relation for e in graph.edges() if e.source == new.id] == ["supersedes"]
         assert "contradicted" in graph.history(old.id)[-1].reason
     elif agent == "profiling":
@@ -254,10 +257,37 @@ def test_a_request_to_the_assistant_is_stored_below_a_statement(ctx):
     def weight(content):
         return next(n.weight for n in pcm.memory("q").nodes() if n.content == content)
 
-    assert weight("Can you recommend a good podcast about history?") == ctx.request_weight < ctx.observation_weight
+    question = "Can you recommend a good podcast about history?"
+    assert weight(question) == stated_weight(ctx.request_weight, question, ctx) < ctx.request_weight
     pcm.process("I listen to history podcasts on my commute.", user_id="q")
-    assert weight("I listen to history podcasts on my commute.") == ctx.observation_weight
+    statement = "I listen to history podcasts on my commute."
+    assert weight(statement) == stated_weight(ctx.observation_weight, statement, ctx)
+    assert weight(question) < weight(statement)
     # whichever way that turn was routed (offline: to correction), the question claimed nothing to contradict
-    assert weight("Can you recommend a good podcast about history?") == ctx.request_weight
+    assert weight(question) == stated_weight(ctx.request_weight, question, ctx)
     with pytest.raises(ValueError, match="request_weight"):
         ctx.replace(request_weight=1.5)
+
+
+def test_a_stated_fact_starts_at_its_branchs_weight_times_its_informativeness(ctx):
+    story = ("We drove up to the lake cabin with the kids on Saturday, caught three trout and grilled them "
+             "over the campfire while it rained all evening, then played cards until the power came back.")
+    short = "Wow, congrats!"
+    assert ctx.correction_weight == ctx.observation_weight       # so a statement's base is the same on every branch
+    for exponent in (ctx.informativeness_exponent, 0.0):
+        pcm = PCM(ctx.replace(informativeness_exponent=exponent), checkpointer=InMemorySaver())
+        for text in (HISTORY, story, short):
+            pcm.process(text, user_id="i")
+        stored = {n.content: n.weight for n in pcm.memory("i").nodes()}
+        for text in (story, short):
+            prior = informativeness(len(content_words(text)), ctx.informativeness_saturation, exponent)
+            assert stored[text] == pytest.approx(ctx.observation_weight * prior)
+        if exponent:
+            # a two-word turn starts lower than a turn that tells a story
+            assert stored[short] < stored[story] < ctx.observation_weight
+        else:
+            assert stored[short] == stored[story] == ctx.observation_weight
+    with pytest.raises(ValueError, match="informativeness"):
+        ctx.replace(informativeness_saturation=0)
+    with pytest.raises(ValueError, match="informativeness"):
+        ctx.replace(informativeness_exponent=-0.5)

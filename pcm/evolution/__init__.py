@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pcm.config import PCMContext
+from pcm.formulas import informativeness
 from pcm.models import MemoryChange, MemoryNode, MemorySource, NodeType, RetrievedMemory
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
-from pcm.world.text import has_cjk
+from pcm.world.text import content_words, has_cjk
 
 
 
@@ -52,6 +53,13 @@ def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, no
                       router_posterior=info.router_posterior if node_type == NodeType.FACT else None)
     change = graph.add_node(node, reason=reason, agent=agent, turn=info.turn, thread_id=info.thread_id)
     return node, change
+
+
+def stated_weight(base: float, content: str, ctx: PCMContext) -> float:
+    """The weight a stated fact starts at: its branch's `base` times π(n) of its n content words
+    (`pcm.formulas.informativeness`), so that a memory holding more to remember starts higher."""
+    return base * informativeness(len(content_words(content)), ctx.informativeness_saturation,
+                                  ctx.informativeness_exponent)
 
 
 def related_memories(retrieved: list[RetrievedMemory], ctx: PCMContext, relative: float = 0.75

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evals.__main__ import app
-from evals.locomo import PCM_VARIANTS, run_locomo, user_of
+from evals.locomo import PCM_VARIANTS, REINGESTED_VARIANTS, run_locomo, user_of
 from pcm.config import load_context
 from pcm.datasets.locomo import load_locomo
 from pcm.services import Services
@@ -24,7 +24,7 @@ def two_conversations():
 def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_conversations):
     ctx = load_context(data_dir=str(tmp_path))
     results = run_locomo(two_conversations, ctx, progress=False, limit_turns=TURNS)
-    expected = {*PCM_VARIANTS, "pcm-no-routing", "bm25", "dense", "hybrid"}
+    expected = {*PCM_VARIANTS, *REINGESTED_VARIANTS, "bm25", "dense", "hybrid"}
     assert set(results["systems"]) == expected
     assert results["questions"] > 0
     for name, metrics in results["systems"].items():

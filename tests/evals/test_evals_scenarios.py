@@ -11,6 +11,7 @@ from evals.__main__ import app
 from evals.calibration import file_digest, fit_router, fit_thresholds, predict_router, save_calibration
 from evals.scenarios import ScenarioRecord, _share, current_wins, load_scenarios, routing_metrics, standing_first
 from pcm.config import PCMContext
+from pcm.evolution import stated_weight
 from pcm.perception.surprise import FEATURES, RouterModel
 
 
@@ -152,7 +153,9 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
         assert 0.0 <= metrics["routing_accuracy"] <= 1.0 and sum(map(sum, metrics["confusion"])) == 3
         assert metrics["current_over_outdated"] in (0.0, 1.0) and metrics["llm_calls_per_probe"] == 0.0
     trajectory = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")["trajectory"]
-    assert len(trajectory) == 3 and trajectory[0]["outdated"] == pytest.approx(PCMContext().observation_weight)
+    shipped_ctx = PCMContext()
+    assert len(trajectory) == 3 and trajectory[0]["outdated"] == pytest.approx(
+        stated_weight(shipped_ctx.observation_weight, "I live in Leeds.", shipped_ctx), abs=1e-4)
     assert trajectory[-1]["current"] is not None
     assert set(results["signal_contributions"]) >= {"all_signals", "without_change_cues"}
     assert "langsmith" not in results

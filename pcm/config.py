@@ -102,8 +102,8 @@ class PCMContext:
     # 0.80 / 0.95 / 0.85 at 0.8 against 0.87 / 1.00 / 0.85 at 0.5; routing unchanged).
     request_weight: float = 0.5
     # Each stated fact starts at its branch's weight times π(n) = min(1, n / n_sat)^γ, n its content
-    # words (`pcm.formulas.informativeness`): on LoCoMo a turn of under 10 content words is evidence for
-    # some question 5-11% of the time, one of 50 or more 59%. Chosen on the 7 shared LoCoMo
+    # words (`pcm.formulas.informativeness`): on LoCoMo a stored turn of 5-9 words is evidence for some
+    # question 5% of the time, one of 50 words or more 59%. Chosen on the 7 shared LoCoMo
     # conversations (dev data; README log, 2026-11-26/27 night); γ = 0 turns it off.
     informativeness_saturation: int = 30
     informativeness_exponent: float = 0.05

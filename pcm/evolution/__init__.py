@@ -44,8 +44,12 @@ class TurnInfo:
 
 
 def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, node_type: NodeType, weight: float,
-                 *, agent: str, reason: str, keywords: list[str] | None = None) -> tuple[MemoryNode, MemoryChange]:
-    """Create one memory from this turn, with its provenance and an audit event."""
+                 ctx: PCMContext, *, agent: str, reason: str, keywords: list[str] | None = None
+                 ) -> tuple[MemoryNode, MemoryChange]:
+    """Create one memory from this turn, with its provenance and an audit event. `weight` is the
+    branch's; a stated fact starts at its `stated_weight`."""
+    if node_type == NodeType.FACT:
+        weight = stated_weight(weight, content, ctx)
     node = MemoryNode(content=content, type=node_type, domain=info.domain, domain_distribution=info.domains,
                       weight=weight, created_at=info.timestamp, updated_at=info.timestamp,
                       last_accessed=info.timestamp, keywords=keywords or [], source=info.source(),

@@ -11,7 +11,7 @@ ingested turn low.
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.evolution import TurnInfo, stated_weight, write_memory
+from pcm.evolution import TurnInfo, write_memory
 from pcm.formulas import reinforce_weight
 from pcm.llm import ExtractedFacts, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
@@ -64,8 +64,7 @@ def consolidate_turns(graph: WeightedKnowledgeGraph, turns: list[dict], thread_i
             if node_id and node_id in graph:
                 node = graph.node(node_id)
             else:
-                node, created = write_memory(graph, info, info.content, NodeType.FACT,
-                                             stated_weight(ctx.observation_weight, info.content, ctx),
+                node, created = write_memory(graph, info, info.content, NodeType.FACT, ctx.observation_weight, ctx,
                                              agent=AGENT, reason=f"episodic memory of an evicted {turn['role']} turn")
                 changes.append(created)
             changes.extend(link_entities(graph, node, info, ctx))
@@ -85,8 +84,7 @@ def extract_facts(graph: WeightedKnowledgeGraph, turns: list[dict], thread_id: s
                 continue
             turn = turns[item.turn - 1]
             info = _turn_info(turn, thread_id)
-            atom, created = write_memory(graph, info, item.fact, NodeType.FACT,
-                                         stated_weight(ctx.observation_weight, item.fact, ctx),
+            atom, created = write_memory(graph, info, item.fact, NodeType.FACT, ctx.observation_weight, ctx,
                                          agent=AGENT, reason="atomic fact extracted by the LLM")
             graph.add_edge(MemoryEdge(source=atom.id, target=turn["node_id"], relation="derived_from",
                                       weight=ctx.observation_weight, timestamp=info.timestamp))

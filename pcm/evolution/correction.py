@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.evolution import TurnInfo, related_memories, stated_weight, write_memory
+from pcm.evolution import TurnInfo, related_memories, write_memory
 from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import decay_weight
 from pcm.llm import RelationJudgement
@@ -91,8 +91,7 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
                 + (f" — reason: {note}" if note else "")))
         weight = ctx.correction_weight if conflicts else ctx.observation_weight
         reason = f"new fact superseding {len(conflicts)} memories" if conflicts else "no contradicted memory found"
-        node, created = write_memory(graph, info, info.content, NodeType.FACT, stated_weight(weight, info.content, ctx),
-                                     agent=AGENT, reason=reason)
+        node, created = write_memory(graph, info, info.content, NodeType.FACT, weight, ctx, agent=AGENT, reason=reason)
         changes.insert(0, created)
         for memory in conflicts:
             graph.add_edge(MemoryEdge(source=node.id, target=memory.id, relation=SUPERSEDES,

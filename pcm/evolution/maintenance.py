@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from pcm.config import PCMContext
-from pcm.evolution import TurnInfo, is_common_word, related_memories, stated_weight, write_memory
+from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
 from pcm.formulas import reaffirmed_weight, reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory
 from pcm.perception.cues import is_request
@@ -143,8 +143,7 @@ def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: 
         changes += reinforce(graph, info, supported, ctx, relations)
         weight, reason = ((ctx.request_weight, "question or request to the assistant") if is_request(info.text)
                           else (ctx.observation_weight, "observation consistent with memory"))
-        observation, observed = write_memory(graph, info, info.content, NodeType.FACT,
-                                             stated_weight(weight, info.content, ctx), agent=AGENT,
+        observation, observed = write_memory(graph, info, info.content, NodeType.FACT, weight, ctx, agent=AGENT,
                                              reason=reason)
         for node_id in supported:
             graph.add_edge(MemoryEdge(source=observation.id, target=node_id,

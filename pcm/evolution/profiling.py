@@ -13,7 +13,7 @@ from an internal monologue.
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.evolution import TurnInfo, closest_memory, informative_keywords, stated_weight, write_memory
+from pcm.evolution import TurnInfo, closest_memory, informative_keywords, write_memory
 from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import hypothesis_weight
 from pcm.llm import HypothesisDraft, LLMClient
@@ -66,11 +66,10 @@ def apply_profiling(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: li
     weight = hypothesis_weight(packet.s_eff, packet.theta_low, packet.theta_high,
                                ctx.hypothesis_min_weight, ctx.hypothesis_max_weight)
     with graph.lock:
-        observation, observed = write_memory(graph, info, info.content, NodeType.FACT,
-                                             stated_weight(ctx.observation_weight, info.content, ctx),
+        observation, observed = write_memory(graph, info, info.content, NodeType.FACT, ctx.observation_weight, ctx,
                                              agent=AGENT, reason="novel observation")
         hypothesis, hypothesised = write_memory(
-            graph, info, draft.hypothesis, NodeType.HYPOTHESIS, weight, agent=AGENT,
+            graph, info, draft.hypothesis, NodeType.HYPOTHESIS, weight, ctx, agent=AGENT,
             keywords=[k.lower() for k in draft.evidence_keywords], reason=f"hypothesis: {draft.monologue[:160]}")
         graph.add_edge(MemoryEdge(source=hypothesis.id, target=observation.id, relation="derived_from",
                                   weight=weight, timestamp=info.timestamp))

@@ -179,7 +179,8 @@ def calibrate(
         scenarios = pair_scenarios(pairs, pairs_per_level, seed=0)
         pair_records = out_of_fold_relation_signals(
             run_scenarios(scenarios, ctx, services), scenarios, pairs, services.embedder.encode,
-            relation.features, float(relation.spec.get("C", 0.01)), folds=folds, seed=0)
+            relation.features, float(relation.spec.get("C", 0.01)), folds=folds, seed=0,
+            rank=relation.basis.rank if relation.basis is not None else 0)
         note = {"per_level": pairs_per_level, "folds": folds, "pairs": len(pairs), "seed": 0}
     chat_records = chat_turn_records(conversations, ctx, services) if conversations else []
     chat_note = {"conversations": [c.sample_id for c in conversations]}

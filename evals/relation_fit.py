@@ -33,6 +33,7 @@ import logging
 import random
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,15 +43,28 @@ from sklearn.preprocessing import StandardScaler
 
 from evals.calibration import file_digest
 from pcm.formulas import pair_level
-from pcm.perception.relation import RELATIONS, pair_features
+from pcm.perception.relation import RELATIONS, SubspaceBasis, pair_features
 from pcm.world.knowledge_graph import atomic_write_text
 
 logger = logging.getLogger(__name__)
 TRAINING_DIR = Path(__file__).resolve().parents[1] / "training" / "relation_pairs"
-VARIANTS: dict[str, tuple[str, ...]] = {
-    "encoder": ("product", "difference", "cosine"),
-    "encoder+cues": ("product", "difference", "cosine", "cues"),
-    "encoder+statement+cues": ("product", "difference", "statement", "cosine", "cues"),
+BILINEAR_RANKS = (16, 24, 32)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An input to compare: feature blocks, and the rank of the `bilinear` block's subspace (0: none)."""
+    blocks: tuple[str, ...]
+    rank: int = 0
+
+
+_SHIPPED_BLOCKS = ("product", "difference", "statement", "cosine", "cues")
+VARIANTS: dict[str, Variant] = {
+    "encoder": Variant(("product", "difference", "cosine")),
+    "encoder+cues": Variant(("product", "difference", "cosine", "cues")),
+    "encoder+statement+cues": Variant(_SHIPPED_BLOCKS),
+    **{f"encoder+statement+cues+bilinear{rank}": Variant((*_SHIPPED_BLOCKS, "bilinear"), rank)
+       for rank in BILINEAR_RANKS},
 }
 C_GRID = (0.001, 0.003, 0.01, 0.03)
 HELD_OUT_SHARE = 0.2
@@ -100,9 +114,18 @@ def with_negatives(rows: list[dict], held_out: set[str], seed: int) -> list[dict
     return rows + negatives
 
 
-def encoder_features(rows: list[dict], blocks: tuple[str, ...], vectors: dict[str, np.ndarray]) -> np.ndarray:
+def fit_basis(rows: list[dict], rank: int, vectors: dict[str, np.ndarray]) -> SubspaceBasis | None:
+    """The `bilinear` block's subspace, fitted on the texts of `rows` only (None for rank 0)."""
+    if not rank:
+        return None
+    texts = list(dict.fromkeys(t for r in rows for t in (r["memory"], r["statement"])))
+    return SubspaceBasis.fit(np.stack([vectors[t] for t in texts]), rank)
+
+
+def encoder_features(rows: list[dict], blocks: tuple[str, ...], vectors: dict[str, np.ndarray],
+                     basis: SubspaceBasis | None = None) -> np.ndarray:
     return np.stack([pair_features(blocks, vectors[r["memory"]], vectors[r["statement"]], r["memory"],
-                                   r["statement"]) for r in rows])
+                                   r["statement"], basis) for r in rows])
 
 
 def fit_head(x: np.ndarray, labels: list[str], c: float) -> tuple[StandardScaler, LogisticRegression]:
@@ -157,26 +180,29 @@ def compare_variants(train: list[dict], validation: list[dict], test: list[dict]
     """Each encoder variant: C chosen on validation, then refitted on train + validation and
     scored on the held-out test groups."""
     results = {}
-    for name, blocks in VARIANTS.items():
-        x_train, x_val = encoder_features(train, blocks, vectors), encoder_features(validation, blocks, vectors)
+    for name, variant in VARIANTS.items():
+        blocks, basis = variant.blocks, fit_basis(train, variant.rank, vectors)
+        x_train, x_val = encoder_features(train, blocks, vectors, basis), encoder_features(validation, blocks, vectors,
+                                                                                             basis)
         scores = {}
         for c in C_GRID:
             scaler, model = fit_head(x_train, [r["label"] for r in train], c)
             scores[c] = float(np.mean(model.predict(scaler.transform(x_val)) == [r["label"] for r in validation]))
         best_c = max(scores, key=scores.get)
         kept = train + validation
-        scaler, model = fit_head(encoder_features(kept, blocks, vectors), [r["label"] for r in kept], best_c)
-        predicted = model.predict(scaler.transform(encoder_features(test, blocks, vectors))).tolist()
-        results[name] = {"blocks": list(blocks), "C": best_c, "validation_accuracy": round(scores[best_c], 3),
-                         "held_out": breakdown(test, predicted)}
+        basis = fit_basis(kept, variant.rank, vectors)
+        scaler, model = fit_head(encoder_features(kept, blocks, vectors, basis), [r["label"] for r in kept], best_c)
+        predicted = model.predict(scaler.transform(encoder_features(test, blocks, vectors, basis))).tolist()
+        results[name] = {"blocks": list(blocks), "rank": variant.rank, "C": best_c,
+                         "validation_accuracy": round(scores[best_c], 3), "held_out": breakdown(test, predicted)}
         report(f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
                f"{results[name]['held_out']['all']['accuracy']:.3f}")
     return results
 
 
 def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.ndarray], limit: int,
-                    blocks: tuple[str, ...], c: float, report) -> dict:
-    """LM hidden states against the encoder variant `blocks`, on the same `limit` pairs (a random
+                    variant: Variant, c: float, report) -> dict:
+    """LM hidden states against the encoder `variant`, on the same `limit` pairs (a random
     subset of whole groups), held-out groups as above, C as chosen for the encoder."""
     rng = random.Random(SEED)
     groups = sorted({r["group"] for r in rows})
@@ -197,11 +223,12 @@ def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.
     train = [r for r in subset if r["group"] not in held_out]
     test = [r for r in subset if r["group"] in held_out]
     out = {"pairs": len(subset), "held_out_pairs": len(test), "lm_seconds_per_pair": round(seconds / len(hidden), 3)}
+    basis = fit_basis(train, variant.rank, vectors)
     for name, featurise in (("lm-hidden", lambda rs: np.stack([hidden[(r["memory"], r["statement"])] for r in rs])),
                             ("lm-hidden+cues", lambda rs: np.hstack([
                                 np.stack([hidden[(r["memory"], r["statement"])] for r in rs]),
                                 encoder_features(rs, ("cues",), vectors)])),
-                            ("encoder-same-pairs", lambda rs: encoder_features(rs, blocks, vectors))):
+                            ("encoder-same-pairs", lambda rs: encoder_features(rs, variant.blocks, vectors, basis))):
         scaler, model = fit_head(featurise(train), [r["label"] for r in train], c)
         predicted = model.predict(scaler.transform(featurise(test))).tolist()
         out[name] = breakdown(test, predicted)
@@ -304,8 +331,9 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
           if lm_pairs else None)
     cross = (compare_with_cross_encoder(train + validation, test, services.embedder.model_path, cross_encoder_epochs,
                                         report) if cross_encoder_epochs else None)
-    blocks = VARIANTS[chosen]
-    scaler, model = fit_head(encoder_features(rows, blocks, vectors), [r["label"] for r in rows],
+    blocks = VARIANTS[chosen].blocks
+    basis = fit_basis(rows, VARIANTS[chosen].rank, vectors)
+    scaler, model = fit_head(encoder_features(rows, blocks, vectors, basis), [r["label"] for r in rows],
                              variants[chosen]["C"])
     spec = {
         "encoder": services.embedder.model_path.split("/site-packages/")[-1],
@@ -313,6 +341,7 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
         "features": list(blocks), "labels": [str(c) for c in model.classes_],
         "mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
         "coef": model.coef_.tolist(), "intercept": model.intercept_.tolist(),
+        **({"basis": basis.to_spec()} if basis is not None else {}),
         "C": variants[chosen]["C"],
         "fitted_on": {"pairs": len(pairs), "with_negatives": len(rows),
                       "split": f"groups, {HELD_OUT_SHARE:.0%} held out (the first by a hash of the group name, seed "

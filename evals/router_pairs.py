@@ -59,10 +59,11 @@ def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list
 
 def out_of_fold_relation_signals(records: Sequence, scenarios: Sequence[dict], pairs: Sequence[dict],
                                  encode: Callable[[list[str]], np.ndarray], blocks: Sequence[str], c: float,
-                                 folds: int = 3, seed: int = 0) -> list:
+                                 folds: int = 3, seed: int = 0, rank: int = 0) -> list:
     """Copies of `records` (one per scenario, same order) whose `relation_*` signals are the maxima,
-    over the scenario's history, of P(relation) from a head fitted on the other folds' groups."""
-    from evals.relation_fit import encoder_features, fit_head, stable_number, with_negatives
+    over the scenario's history, of P(relation) from a head fitted on the other folds' groups
+    (`rank`: the `bilinear` block's subspace, fitted on those groups too)."""
+    from evals.relation_fit import encoder_features, fit_basis, fit_head, stable_number, with_negatives
 
     if len(records) != len(scenarios):
         raise ValueError(f"{len(records)} records for {len(scenarios)} scenarios")
@@ -74,13 +75,14 @@ def out_of_fold_relation_signals(records: Sequence, scenarios: Sequence[dict], p
     for fold in range(folds):
         kept = [p for p in pairs if fold_of[p["group"]] != fold]
         rows = with_negatives(kept, set(), seed)
-        scaler, model = fit_head(encoder_features(rows, tuple(blocks), vectors), [r["label"] for r in rows], c)
+        basis = fit_basis(rows, rank, vectors)
+        scaler, model = fit_head(encoder_features(rows, tuple(blocks), vectors, basis), [r["label"] for r in rows], c)
         labels = list(model.classes_)
         for i, (record, scenario) in enumerate(zip(records, scenarios)):
             if fold_of[scenario["group"]] != fold:
                 continue
             probe = scenario["probe"]
-            x = np.stack([pair_features(tuple(blocks), vectors[m], vectors[probe], m, probe)
+            x = np.stack([pair_features(tuple(blocks), vectors[m], vectors[probe], m, probe, basis)
                           for m in scenario["history"]])
             probabilities = model.predict_proba(scaler.transform(x))
             out = copy.copy(record)

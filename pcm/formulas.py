@@ -273,6 +273,23 @@ def bm25_term_scores(idf, term_frequency, length, average_length, k1: float, b: 
     return idf * (term_frequency / (k1 * ((1 - b) + b * length / average_length) + term_frequency))
 
 
+def subspace_interaction(u, v, mean, components):
+    """b(u, v) = vec(a·bᵀ), a = P(u − μ), b = P(v − μ): every product of a coordinate of the memory u
+    with a coordinate of the statement v in a k-dimensional subspace of the encoder's space (P: k × d,
+    rows the subspace's orthonormal basis; μ its centre).
+
+    The relation head's `product` block u ⊙ v pairs each dimension only with itself, so a linear
+    head over it can say "both are about diet" but not "the memory is about diet and the statement
+    about meat". With b, the head is a rank-k bilinear form uᵀ·W·v: k² numbers, learnt from the
+    pairs, in the subspace where the encoder's vectors vary most.
+    """
+    centre = np.asarray(mean, dtype=float)
+    basis = np.asarray(components, dtype=float)
+    a = basis @ (np.asarray(u, dtype=float) - centre)
+    b = basis @ (np.asarray(v, dtype=float) - centre)
+    return np.outer(a, b).ravel()
+
+
 def pair_level(contradiction: float, consistent: float, cue_high: float, tau_contradiction: float,
                tau_consistent: float, tau_cue: float) -> str:
     """The pair router's level from the relation model's verdicts over the retrieved memories:

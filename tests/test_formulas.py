@@ -243,3 +243,21 @@ def test_reaffirmed_weight_undoes_the_correction_decay_and_keeps_a_later_rise():
     assert f.reaffirmed_weight(decayed, 0.8) == pytest.approx(0.8)
     assert f.reaffirmed_weight(0.85, 0.8) == pytest.approx(0.85)
     assert f.reaffirmed_weight(0.5, 1.2) == 1.0
+
+
+def test_subspace_interaction_is_every_product_of_the_projected_coordinates():
+    mean = [1.0, 0.0, 0.0]
+    components = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]  # k = 2 of d = 3
+    u, v = [3.0, 1.0, 5.0], [2.0, -1.0, 7.0]
+    a, b = [2.0, 1.0], [1.0, -1.0]  # P(u − μ), P(v − μ): the third dimension is outside the subspace
+    assert f.subspace_interaction(u, v, mean, components).tolist() == [a[0] * b[0], a[0] * b[1], a[1] * b[0],
+                                                                       a[1] * b[1]]
+    # a bilinear form uᵀWv with W = Pᵀ·M·P is the dot product of M's entries with b(u, v)
+    m = [[0.5, -2.0], [1.5, 3.0]]
+    w = [[sum(components[i][r] * m[i][j] * components[j][c] for i in range(2) for j in range(2))
+          for c in range(3)] for r in range(3)]
+    centred_u = [x - y for x, y in zip(u, mean)]
+    centred_v = [x - y for x, y in zip(v, mean)]
+    bilinear = sum(centred_u[r] * w[r][c] * centred_v[c] for r in range(3) for c in range(3))
+    flat = [x for row in m for x in row]
+    assert sum(x * y for x, y in zip(flat, f.subspace_interaction(u, v, mean, components))) == pytest.approx(bilinear)

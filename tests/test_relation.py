@@ -58,6 +58,42 @@ def test_relation_model_rejects_a_malformed_file_and_wrong_vectors(tmp_path):
         pair_features(["nonsense"], np.ones(2), np.ones(2), "a", "b")
 
 
+def test_the_bilinear_block_pairs_what_the_memory_is_about_with_what_the_statement_says():
+    # a 2-d subspace of a 3-d encoder: a = P·u (what the memory is about), b = P·v (what is said);
+    # contradiction ← a₀·b₁ ("the memory is about diet, the statement about meat"), which no
+    # dimension-by-dimension product u ⊙ v can express
+    basis = {"mean": [0.0, 0.0, 0.0], "components": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]}
+    spec = {"features": ["bilinear"], "labels": list(RELATIONS), "dimension": 3, "basis": basis,
+            "mean": [0.0] * 4, "scale": [1.0] * 4,
+            "coef": [[0.0] * 4, [0.0] * 4, [0.0, 8.0, 0.0, 0.0]], "intercept": [0.0, 1.0, -2.0]}
+    model = RelationModel(spec)
+    diet, meat, other = np.asarray([1.0, 0.0, 0.0]), np.asarray([0.0, 1.0, 0.0]), np.asarray([0.0, 0.0, 1.0])
+    assert model.basis.rank == 2
+    assert max(model.judge(np.stack([diet]), meat, ["I'm vegan"], "Grilled a ribeye")[0].items(),
+               key=lambda kv: kv[1])[0] == "contradiction"
+    assert model.judge(np.stack([meat]), diet, ["Grilled a ribeye"], "I'm vegan")[0]["contradiction"] < 0.2
+    assert model.judge(np.stack([diet]), other, ["I'm vegan"], "Lovely weather")[0]["contradiction"] < 0.2
+    with pytest.raises(ValueError, match="basis"):
+        RelationModel({**spec, "basis": None})
+    with pytest.raises(ValueError, match="basis"):
+        RelationModel({**spec, "basis": {"mean": [0.0] * 2, "components": [[1.0, 0.0], [0.0, 1.0]]}})
+    with pytest.raises(ValueError, match="basis"):
+        pair_features(["bilinear"], diet, meat, "a", "b")
+
+
+def test_a_subspace_basis_holds_the_leading_principal_directions():
+    from pcm.perception.relation import SubspaceBasis
+
+    rng = np.random.default_rng(0)
+    vectors = np.outer(rng.normal(size=200), [3.0, 4.0, 0.0]) / 5 + 0.01 * rng.normal(size=(200, 3)) + [1, 2, 3]
+    basis = SubspaceBasis.fit(vectors, rank=1)
+    assert abs(basis.components[0] @ np.asarray([0.6, 0.8, 0.0])) == pytest.approx(1.0, abs=1e-3)
+    assert basis.mean == pytest.approx(vectors.mean(axis=0))
+    assert SubspaceBasis.from_spec(basis.to_spec()).components == pytest.approx(basis.components)
+    with pytest.raises(ValueError, match="rank"):
+        SubspaceBasis.fit(vectors, rank=4)
+
+
 def test_shipped_relation_model_loads_and_judges_with_the_shipped_encoder(ctx):
     spec = json.loads(DEFAULT_RELATION_MODEL.read_text(encoding="utf-8"))
     model = load_relation_model(DEFAULT_RELATION_MODEL)

@@ -16,6 +16,12 @@ Feature blocks (the file's `features` lists which, in order):
 - `cues`       the statement's cue counts (change, additive, routine, exclusive, negation),
                whether it is a request, whether it is Chinese, and the share of its content
                words the memory already has.
+- `bilinear`   every product of a memory coordinate with a statement coordinate in the k
+               leading principal directions of the training texts' vectors
+               (`pcm.formulas.subspace_interaction`): what the memory is about against what the
+               statement says ("a plant-based diet" against "pork chops for dinner"), which the
+               dimension-by-dimension `product` cannot pair. The subspace (`SubspaceBasis`) ships
+               in the file beside the head.
 """
 
 from __future__ import annotations
@@ -27,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pcm.formulas import softmax
+from pcm.formulas import softmax, subspace_interaction
 from pcm.perception.cues import FAMILIES, cue_counts, is_request
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
 
 RELATIONS = ("consistent", "novel", "contradiction")
-FEATURE_BLOCKS = ("product", "difference", "statement", "cosine", "cues")
+FEATURE_BLOCKS = ("product", "difference", "statement", "cosine", "cues", "bilinear")
 CUE_NAMES = (*FAMILIES, "request", "chinese", "word_overlap")
 
 
@@ -48,9 +54,41 @@ def cue_features(memory: str, statement: str) -> np.ndarray:
                        overlap], dtype=float)
 
 
+@dataclass(frozen=True)
+class SubspaceBasis:
+    """The `bilinear` block's subspace: its centre μ (d numbers) and k orthonormal directions (k × d)."""
+
+    mean: np.ndarray
+    components: np.ndarray
+
+    @classmethod
+    def fit(cls, vectors: np.ndarray, rank: int) -> "SubspaceBasis":
+        """The `rank` leading principal directions of `vectors` (one text per row)."""
+        vectors = np.asarray(vectors, dtype=float)
+        if not 1 <= rank <= min(vectors.shape):
+            raise ValueError(f"a subspace of rank {rank} needs at least {rank} vectors of dimension ≥ {rank}")
+        mean = vectors.mean(axis=0)
+        _, _, directions = np.linalg.svd(vectors - mean, full_matrices=False)
+        return cls(mean=mean, components=directions[:rank])
+
+    @classmethod
+    def from_spec(cls, spec: dict | None) -> "SubspaceBasis | None":
+        if not spec:
+            return None
+        return cls(mean=np.asarray(spec["mean"], dtype=float), components=np.asarray(spec["components"], dtype=float))
+
+    def to_spec(self) -> dict:
+        return {"mean": self.mean.tolist(), "components": self.components.tolist()}
+
+    @property
+    def rank(self) -> int:
+        return int(self.components.shape[0])
+
+
 def pair_features(blocks: list[str] | tuple[str, ...], memory_vector: np.ndarray, statement_vector: np.ndarray,
-                  memory: str, statement: str) -> np.ndarray:
-    """One pair's feature vector, blocks in the order given (see the module docstring)."""
+                  memory: str, statement: str, basis: SubspaceBasis | None = None) -> np.ndarray:
+    """One pair's feature vector, blocks in the order given (see the module docstring); the
+    `bilinear` block needs the `basis` of its subspace."""
     u = np.asarray(memory_vector, dtype=float)
     v = np.asarray(statement_vector, dtype=float)
     parts = []
@@ -65,6 +103,10 @@ def pair_features(blocks: list[str] | tuple[str, ...], memory_vector: np.ndarray
             parts.append(np.asarray([float(u @ v)]))
         elif block == "cues":
             parts.append(cue_features(memory, statement))
+        elif block == "bilinear":
+            if basis is None:
+                raise ValueError("the bilinear feature block needs the subspace basis it was fitted with")
+            parts.append(subspace_interaction(u, v, basis.mean, basis.components))
         else:
             raise ValueError(f"unknown feature block {block!r}; known: {FEATURE_BLOCKS}")
     return np.concatenate(parts)
@@ -93,6 +135,9 @@ class RelationModel:
         self.coef = np.asarray(spec["coef"], dtype=float)
         self.intercept = np.asarray(spec["intercept"], dtype=float)
         self.dimension = int(spec["dimension"])
+        self.basis = SubspaceBasis.from_spec(spec.get("basis"))
+        if "bilinear" in self.features and (self.basis is None or self.basis.components.shape[1] != self.dimension):
+            raise ValueError("relation model: the bilinear block needs a basis of the encoder's dimension")
         if self.coef.shape != (len(self.labels), self.mean.size) or self.scale.size != self.mean.size \
                 or self.intercept.size != len(self.labels):
             raise ValueError("relation model: coef, mean, scale and intercept sizes do not match")
@@ -116,7 +161,7 @@ class RelationModel:
         if np.asarray(statement_vector).shape[-1] != self.dimension:
             raise ValueError(f"relation model expects {self.dimension}-dimensional vectors from "
                              f"{self.encoder or 'its encoder'}, got {np.asarray(statement_vector).shape[-1]}")
-        rows = np.stack([pair_features(self.features, u, statement_vector, m, statement)
+        rows = np.stack([pair_features(self.features, u, statement_vector, m, statement, self.basis)
                          for u, m in zip(memory_vectors, memories)])
         return self.probabilities_from_features(rows)
 

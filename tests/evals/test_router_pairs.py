@@ -96,6 +96,30 @@ def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(mo
         out_of_fold_relation_signals(records[:2], scenarios, pairs, _encode, ("cosine",), c=1.0)
 
 
+def test_the_bilinear_blocks_subspace_is_fitted_per_fold_without_the_judged_groups(monkeypatch):
+    import evals.relation_fit as relation_fit
+
+    pairs = _pairs()
+    scenarios = pair_scenarios(pairs, per_level=4, seed=0)
+    records = [SimpleNamespace(id=s["id"], signals={"nll": 2.0}) for s in scenarios]
+    fitted_on: list[set[str]] = []
+    real = relation_fit.fit_basis
+
+    def recording(rows, rank, vectors):
+        fitted_on.append({r["group"] for r in rows})
+        return real(rows, rank, vectors)
+
+    monkeypatch.setattr(relation_fit, "fit_basis", recording)
+    judged = out_of_fold_relation_signals(records, scenarios, pairs, _encode, ("cosine", "bilinear"), c=1.0,
+                                          folds=3, seed=0, rank=3)
+    assert len(fitted_on) == 3
+    for record, scenario in zip(judged, scenarios):
+        assert 0.0 < record.signals["relation_contradiction"] < 1.0
+        assert sum(scenario["group"] not in groups for groups in fitted_on) == 1
+    with pytest.raises(ValueError, match="basis"):
+        out_of_fold_relation_signals(records, scenarios, pairs, _encode, ("cosine", "bilinear"), c=1.0)
+
+
 def test_chat_turns_become_low_examples_with_every_signal_measured_with_routing_off(ctx):
     from evals.router_pairs import chat_turn_records
     from pcm.datasets.locomo import load_locomo

@@ -9,7 +9,9 @@ refitted on every pair and shipped. Added negatives: every statement is also pai
 of another life area in the same language (same side of the split), labelled novel, so that an
 unrelated memory is not read as confirmed or contradicted.
 
-Variants: feature blocks over the shipped encoder's vectors (see `pcm.perception.relation`), and,
+Variants: feature blocks over the shipped encoder's vectors (see `pcm.perception.relation`; the
+`bilinear` block at each rank of `BILINEAR_RANKS`, its subspace fitted on the texts of the pairs the
+head is fitted on, never on held-out ones), and,
 with `--lm-pairs N`, the last-token hidden state of the shipped causal LM over a prompt holding
 both texts, compared with the encoder on the same N pairs (the LM needs about 0.1 s per pair on
 this 2-core machine, about 11 minutes for all pairs on top of the fit; on 2,004 pairs it scored

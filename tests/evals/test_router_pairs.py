@@ -68,20 +68,26 @@ def test_removing_some_groups_leaves_every_other_draw_as_it_was():
     assert all(negatives_all[i] in removed_memories for i in moved)
 
 
-def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(monkeypatch):
+def _groups_seen_by(monkeypatch, function: str) -> list[set[str]]:
+    """Record the groups of the rows each call of `evals.relation_fit.<function>` is given."""
     import evals.relation_fit as relation_fit
 
+    seen: list[set[str]] = []
+    real = getattr(relation_fit, function)
+
+    def recording(rows, *args):
+        seen.append({r["group"] for r in rows})
+        return real(rows, *args)
+
+    monkeypatch.setattr(relation_fit, function, recording)
+    return seen
+
+
+def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(monkeypatch):
     pairs = _pairs()
     scenarios = pair_scenarios(pairs, per_level=4, seed=0)
     records = [SimpleNamespace(id=s["id"], signals={"relation_contradiction": 1.0, "nll": 2.0}) for s in scenarios]
-    trained_on: list[set[str]] = []
-    real = relation_fit.with_negatives
-
-    def recording(rows, held_out, seed):
-        trained_on.append({r["group"] for r in rows})
-        return real(rows, held_out, seed)
-
-    monkeypatch.setattr(relation_fit, "with_negatives", recording)
+    trained_on = _groups_seen_by(monkeypatch, "with_negatives")
     judged = out_of_fold_relation_signals(records, scenarios, pairs, _encode, ("product", "difference", "cosine"),
                                           c=1.0, folds=3, seed=0)
     assert len(trained_on) == 3
@@ -97,19 +103,10 @@ def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(mo
 
 
 def test_the_bilinear_blocks_subspace_is_fitted_per_fold_without_the_judged_groups(monkeypatch):
-    import evals.relation_fit as relation_fit
-
     pairs = _pairs()
     scenarios = pair_scenarios(pairs, per_level=4, seed=0)
     records = [SimpleNamespace(id=s["id"], signals={"nll": 2.0}) for s in scenarios]
-    fitted_on: list[set[str]] = []
-    real = relation_fit.fit_basis
-
-    def recording(rows, rank, vectors):
-        fitted_on.append({r["group"] for r in rows})
-        return real(rows, rank, vectors)
-
-    monkeypatch.setattr(relation_fit, "fit_basis", recording)
+    fitted_on = _groups_seen_by(monkeypatch, "fit_basis")
     judged = out_of_fold_relation_signals(records, scenarios, pairs, _encode, ("cosine", "bilinear"), c=1.0,
                                           folds=3, seed=0, rank=3)
     assert len(fitted_on) == 3

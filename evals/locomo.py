@@ -38,6 +38,8 @@ PCM_VARIANTS = {"pcm": {}, **{f"pcm-{name}": options for name, options in SEARCH
 #: the ablations that change what is written, so each ingests the conversation again: settings
 #: replacing the shipped ones
 REINGESTED_VARIANTS = {"pcm-no-routing": {"router": "off"}, "pcm-no-informativeness": {"informativeness_exponent": 0.0}}
+#: the ingestions whose turn latencies results.json's `cost` reports, and under which key
+LATENCY_KEYS = {"pcm": "latencies", "pcm-no-routing": "no_routing_latencies"}
 QA_MAX_TOKENS = 64
 QA_SYSTEM = ("Answer the question about the conversation from the memories below, in a few words. "
              "Dates in brackets are when a memory was said. If the memories do not contain the answer, "
@@ -182,9 +184,8 @@ def _ingestions(pcm: PCM, reingested: dict[str, PCM], conversation: Conversation
     for name, system in (("pcm", pcm), *reingested.items()):
         begun = time.perf_counter()
         figures = ingest(system, conversation, progress, limit_turns)
-        latencies = {"pcm": "latencies", "pcm-no-routing": "no_routing_latencies"}.get(name)
-        if latencies:
-            cost[latencies].extend(figures["latencies"])
+        if name in LATENCY_KEYS:
+            cost[LATENCY_KEYS[name]].extend(figures["latencies"])
         if system is pcm:
             cost["turns"] += figures["turns"]
             cost["llm_calls"] += figures["llm_calls"]

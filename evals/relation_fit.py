@@ -18,8 +18,9 @@ this 2-core machine, about 11 minutes for all pairs on top of the fit; on 2,004 
 0.646 held out against the encoder's 0.775, so the encoder input is what ships).
 
 With `--cross-encoder-epochs N`, also the shipped encoder fine-tuned as a cross-encoder on the
-training groups, scored on the same held-out groups after each epoch (about 2.9 minutes an epoch
-here); a measured comparison, nothing of it is shipped.
+training groups, scored on the same held-out groups after each epoch (about 3.5 minutes an epoch
+here), alone and with its probabilities averaged with the chosen head's; a measured comparison,
+nothing of it is shipped.
 
 Thresholds: τ_c, τ_l and τ_cue of `pcm.formulas.pair_level` maximise 3-way routing accuracy on the
 dev files' probes, whose signals are measured after replaying each history with routing off (as
@@ -178,10 +179,11 @@ def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str],
 
 
 def compare_variants(train: list[dict], validation: list[dict], test: list[dict],
-                     vectors: dict[str, np.ndarray], report) -> dict:
+                     vectors: dict[str, np.ndarray], report) -> tuple[dict, dict[str, np.ndarray]]:
     """Each encoder variant: C chosen on validation, then refitted on train + validation and
-    scored on the held-out test groups."""
-    results = {}
+    scored on the held-out test groups. Returns the scores and each variant's P(relation) of the
+    test rows (one row each, columns in `RELATIONS` order)."""
+    results, probabilities = {}, {}
     for name, variant in VARIANTS.items():
         blocks, basis = variant.blocks, fit_basis(train, variant.rank, vectors)
         x_train, x_val = encoder_features(train, blocks, vectors, basis), encoder_features(validation, blocks, vectors,
@@ -194,12 +196,14 @@ def compare_variants(train: list[dict], validation: list[dict], test: list[dict]
         kept = train + validation
         basis = fit_basis(kept, variant.rank, vectors)
         scaler, model = fit_head(encoder_features(kept, blocks, vectors, basis), [r["label"] for r in kept], best_c)
-        predicted = model.predict(scaler.transform(encoder_features(test, blocks, vectors, basis))).tolist()
+        probabilities[name] = model.predict_proba(scaler.transform(encoder_features(test, blocks, vectors, basis)))[
+            :, [list(model.classes_).index(label) for label in RELATIONS]]
+        predicted = [RELATIONS[i] for i in probabilities[name].argmax(axis=1)]
         results[name] = {"blocks": list(blocks), "rank": variant.rank, "C": best_c,
                          "validation_accuracy": round(scores[best_c], 3), "held_out": breakdown(test, predicted)}
         report(f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
                f"{results[name]['held_out']['all']['accuracy']:.3f}")
-    return results
+    return results, probabilities
 
 
 def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.ndarray], limit: int,
@@ -239,10 +243,13 @@ def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.
 
 
 def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path: str, epochs: int, report,
-                               batch: int = 32, learning_rate: float = 3e-5, max_length: int = 96) -> dict:
+                               batch: int = 32, learning_rate: float = 3e-5, max_length: int = 96,
+                               head_probabilities: np.ndarray | None = None) -> dict:
     """The shipped encoder fine-tuned as a cross-encoder ("memory [SEP] statement", mean-pooled, a
     linear head, class-balanced cross-entropy, AdamW) on `train`, scored on the held-out `test`
-    groups after each epoch. A measured comparison only: nothing it trains is shipped."""
+    groups after each epoch; with the vector head's P(relation) of the `test` rows
+    (`head_probabilities`, columns in `RELATIONS` order), the mean of the two models' probabilities
+    is scored too. A measured comparison only: nothing it trains is shipped."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -273,14 +280,20 @@ def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path
             optimiser.step()
         encoder.eval()
         with torch.inference_mode():
-            predicted = [RELATIONS[i] for start in range(0, len(test), 64)
-                         for i in logits(test[start:start + 64]).argmax(-1).tolist()]
+            probabilities = torch.cat([torch.softmax(logits(test[start:start + 64]), dim=-1)
+                                       for start in range(0, len(test), 64)]).numpy()
         per_epoch.append({"epoch": epoch + 1, "seconds": round(time.perf_counter() - started, 1),
-                          "held_out": breakdown(test, predicted)})
+                          "held_out": breakdown(test, [RELATIONS[i] for i in probabilities.argmax(axis=1)])})
         scores = per_epoch[-1]["held_out"]
         report(f"cross-encoder epoch {epoch + 1}: held-out {scores['all']['accuracy']:.3f}, original pairs "
                f"{scores['original_pairs']['accuracy']:.3f}, contradictions "
                f"{scores['label'].get('contradiction', {}).get('accuracy')} ({per_epoch[-1]['seconds']} s)")
+        if head_probabilities is not None:
+            mean = (probabilities + head_probabilities) / 2
+            mean_scores = per_epoch[-1]["held_out_mean_with_head"] = breakdown(
+                test, [RELATIONS[i] for i in mean.argmax(axis=1)])
+            report(f"cross-encoder epoch {epoch + 1} averaged with the head: held-out "
+                   f"{mean_scores['all']['accuracy']:.3f}, original pairs {mean_scores['original_pairs']['accuracy']:.3f}")
     return {"recipe": {"batch": batch, "learning_rate": learning_rate, "max_length": max_length, "epochs": epochs,
                        "loss": "class-balanced cross-entropy", "pooling": "mean"},
             "train_pairs": len(train), "held_out_pairs": len(test), "per_epoch": per_epoch}
@@ -326,13 +339,14 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
     train = [r for r in rows if r["group"] in train_groups]
     validation = [r for r in rows if r["group"] in validation_groups]
     test = [r for r in rows if r["group"] in held_out]
-    variants = compare_variants(train, validation, test, vectors, report)
+    variants, held_out_probabilities = compare_variants(train, validation, test, vectors, report)
     chosen = max(variants, key=lambda v: variants[v]["validation_accuracy"])
     report(f"shipped variant: {chosen} (best validation accuracy)")
     lm = (compare_with_lm(rows, held_out, vectors, lm_pairs, VARIANTS[chosen], variants[chosen]["C"], report)
           if lm_pairs else None)
     cross = (compare_with_cross_encoder(train + validation, test, services.embedder.model_path, cross_encoder_epochs,
-                                        report) if cross_encoder_epochs else None)
+                                        report, head_probabilities=held_out_probabilities[chosen])
+             if cross_encoder_epochs else None)
     blocks = VARIANTS[chosen].blocks
     basis = fit_basis(rows, VARIANTS[chosen].rank, vectors)
     scaler, model = fit_head(encoder_features(rows, blocks, vectors, basis), [r["label"] for r in rows],

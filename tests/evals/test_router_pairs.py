@@ -150,18 +150,24 @@ def test_calibrate_refuses_a_chat_file_that_is_not_there_before_measuring_anythi
 
 def test_cross_encoder_comparison_trains_on_the_given_pairs_and_scores_the_held_out_ones():
     from evals.relation_fit import compare_with_cross_encoder, load_pairs
+    from pcm.perception.relation import RELATIONS
     from pcm.world.embeddings import default_embedding_path
 
     pairs = load_pairs()
     chosen = [next(r for r in pairs if r["label"] == label and r["lang"] == lang)
               for label in ("consistent", "novel", "contradiction") for lang in ("en", "zh")]
+    held_out = chosen[:3]
+    # a head sure of every held-out pair's label: averaged with it, the cross-encoder cannot outvote it
+    sure_head = np.asarray([[1.0 if label == r["label"] else 0.0 for label in RELATIONS] for r in held_out])
     lines = []
-    result = compare_with_cross_encoder(chosen, chosen[:3], default_embedding_path(), epochs=1, report=lines.append,
-                                        batch=4)
+    result = compare_with_cross_encoder(chosen, held_out, default_embedding_path(), epochs=1, report=lines.append,
+                                        batch=4, head_probabilities=sure_head)
     assert result["train_pairs"] == 6 and result["held_out_pairs"] == 3
     [epoch] = result["per_epoch"]
     assert epoch["held_out"]["all"]["pairs"] == 3 and 0.0 <= epoch["held_out"]["all"]["accuracy"] <= 1.0
-    assert lines and lines[0].startswith("cross-encoder epoch 1: held-out")
+    assert epoch["held_out_mean_with_head"]["all"] == {"pairs": 3, "accuracy": 1.0}
+    assert lines[0].startswith("cross-encoder epoch 1: held-out")
+    assert lines[1].startswith("cross-encoder epoch 1 averaged with the head: held-out 1.000")
 
 
 def test_fit_relation_refuses_negative_cross_encoder_epochs(tmp_path):

@@ -138,6 +138,11 @@ def fit_head(x: np.ndarray, labels: list[str], c: float) -> tuple[StandardScaler
     return scaler, model
 
 
+def most_likely(probabilities: np.ndarray) -> list[str]:
+    """Each row's most probable relation (columns in `RELATIONS` order)."""
+    return [RELATIONS[i] for i in np.asarray(probabilities).argmax(axis=1)]
+
+
 def breakdown(rows: list[dict], predicted: list[str]) -> dict:
     """Accuracy overall and per label, kind and language (original pairs and added negatives apart)."""
     def accuracy(selected: list[int]) -> dict:
@@ -198,9 +203,9 @@ def compare_variants(train: list[dict], validation: list[dict], test: list[dict]
         scaler, model = fit_head(encoder_features(kept, blocks, vectors, basis), [r["label"] for r in kept], best_c)
         probabilities[name] = model.predict_proba(scaler.transform(encoder_features(test, blocks, vectors, basis)))[
             :, [list(model.classes_).index(label) for label in RELATIONS]]
-        predicted = [RELATIONS[i] for i in probabilities[name].argmax(axis=1)]
         results[name] = {"blocks": list(blocks), "rank": variant.rank, "C": best_c,
-                         "validation_accuracy": round(scores[best_c], 3), "held_out": breakdown(test, predicted)}
+                         "validation_accuracy": round(scores[best_c], 3),
+                         "held_out": breakdown(test, most_likely(probabilities[name]))}
         report(f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
                f"{results[name]['held_out']['all']['accuracy']:.3f}")
     return results, probabilities
@@ -283,15 +288,14 @@ def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path
             probabilities = torch.cat([torch.softmax(logits(test[start:start + 64]), dim=-1)
                                        for start in range(0, len(test), 64)]).numpy()
         per_epoch.append({"epoch": epoch + 1, "seconds": round(time.perf_counter() - started, 1),
-                          "held_out": breakdown(test, [RELATIONS[i] for i in probabilities.argmax(axis=1)])})
+                          "held_out": breakdown(test, most_likely(probabilities))})
         scores = per_epoch[-1]["held_out"]
         report(f"cross-encoder epoch {epoch + 1}: held-out {scores['all']['accuracy']:.3f}, original pairs "
                f"{scores['original_pairs']['accuracy']:.3f}, contradictions "
                f"{scores['label'].get('contradiction', {}).get('accuracy')} ({per_epoch[-1]['seconds']} s)")
         if head_probabilities is not None:
-            mean = (probabilities + head_probabilities) / 2
             mean_scores = per_epoch[-1]["held_out_mean_with_head"] = breakdown(
-                test, [RELATIONS[i] for i in mean.argmax(axis=1)])
+                test, most_likely((probabilities + head_probabilities) / 2))
             report(f"cross-encoder epoch {epoch + 1} averaged with the head: held-out "
                    f"{mean_scores['all']['accuracy']:.3f}, original pairs {mean_scores['original_pairs']['accuracy']:.3f}")
     return {"recipe": {"batch": batch, "learning_rate": learning_rate, "max_length": max_length, "epochs": epochs,

@@ -206,15 +206,18 @@ def fit_relation_command(
     lm_pairs: int = typer.Option(0, help="also compare the causal LM's hidden states on this many pairs (slow)"),
     cross_encoder_epochs: int = typer.Option(0, help="also compare the shipped encoder fine-tuned as a cross-encoder "
                                                      "for this many epochs (about 2.9 minutes each here; not shipped)"),
+    cross_encoder_part_epochs: int = typer.Option(0, help="fit the shipped cross-encoder part (low-rank update of "
+                                                          "the encoder) for this many epochs; 0: the head alone"),
 ) -> None:
     """Fit the pair relation model on training/relation_pairs (group-held-out accuracy per label, kind
     and language for each input variant) and choose the pair router's thresholds on the dev files."""
     from evals.relation_fit import fit_relation
 
     _setup_logging()
-    if cross_encoder_epochs < 0:
-        raise typer.BadParameter("--cross-encoder-epochs must be at least 0")
-    fit_relation(out, dev, lm_pairs, report=typer.echo, cross_encoder_epochs=cross_encoder_epochs)
+    if cross_encoder_epochs < 0 or cross_encoder_part_epochs < 0:
+        raise typer.BadParameter("--cross-encoder-epochs and --cross-encoder-part-epochs must be at least 0")
+    fit_relation(out, dev, lm_pairs, report=typer.echo, cross_encoder_epochs=cross_encoder_epochs,
+                 cross_encoder_part_epochs=cross_encoder_part_epochs)
 
 
 @app.command()

@@ -20,7 +20,10 @@ this 2-core machine, about 11 minutes for all pairs on top of the fit; on 2,004 
 With `--cross-encoder-epochs N`, also the shipped encoder fine-tuned as a cross-encoder on the
 training groups, scored on the same held-out groups after each epoch (about 3.5 minutes an epoch
 here), alone and with its probabilities averaged with the chosen head's; a measured comparison,
-nothing of it is shipped.
+nothing of it is shipped. With `--cross-encoder-part-epochs N`, the part that is shipped: a
+low-rank update of the encoder read as a cross-encoder (`pcm.perception.cross_encoder`), fitted
+on the training groups, its epoch and its weight in the mixture with the head chosen on the
+validation groups, then scored once on the held-out groups (`fit_cross_encoder`).
 
 Thresholds: τ_c, τ_l and τ_cue of `pcm.formulas.pair_level` maximise 3-way routing accuracy on the
 dev files' probes, whose signals are measured after replaying each history with routing off (as
@@ -45,7 +48,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from evals.calibration import file_digest
-from pcm.formulas import pair_level
+from pcm.formulas import mix, pair_level
 from pcm.perception.relation import RELATIONS, SubspaceBasis, pair_features
 from pcm.world.knowledge_graph import atomic_write_text
 
@@ -183,21 +186,25 @@ def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str],
     return found
 
 
-def compare_variants(train: list[dict], validation: list[dict], test: list[dict],
-                     vectors: dict[str, np.ndarray], report) -> tuple[dict, dict[str, np.ndarray]]:
+def compare_variants(train: list[dict], validation: list[dict], test: list[dict], vectors: dict[str, np.ndarray],
+                     report) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Each encoder variant: C chosen on validation, then refitted on train + validation and
-    scored on the held-out test groups. Returns the scores and each variant's P(relation) of the
-    test rows (one row each, columns in `RELATIONS` order)."""
-    results, probabilities = {}, {}
+    scored on the held-out test groups. Returns the scores, each variant's P(relation) of the
+    test rows (that refit) and of the validation rows (the fit on train at the chosen C); one row
+    each, columns in `RELATIONS` order."""
+    results, probabilities, validation_probabilities = {}, {}, {}
     for name, variant in VARIANTS.items():
         blocks, basis = variant.blocks, fit_basis(train, variant.rank, vectors)
         x_train, x_val = encoder_features(train, blocks, vectors, basis), encoder_features(validation, blocks, vectors,
                                                                                              basis)
-        scores = {}
+        scores, on_validation = {}, {}
         for c in C_GRID:
             scaler, model = fit_head(x_train, [r["label"] for r in train], c)
-            scores[c] = float(np.mean(model.predict(scaler.transform(x_val)) == [r["label"] for r in validation]))
+            on_validation[c] = model.predict_proba(scaler.transform(x_val))[
+                :, [list(model.classes_).index(label) for label in RELATIONS]]
+            scores[c] = float(np.mean(np.asarray(most_likely(on_validation[c])) == [r["label"] for r in validation]))
         best_c = max(scores, key=scores.get)
+        validation_probabilities[name] = on_validation[best_c]
         kept = train + validation
         basis = fit_basis(kept, variant.rank, vectors)
         scaler, model = fit_head(encoder_features(kept, blocks, vectors, basis), [r["label"] for r in kept], best_c)
@@ -208,7 +215,7 @@ def compare_variants(train: list[dict], validation: list[dict], test: list[dict]
                          "held_out": breakdown(test, most_likely(probabilities[name]))}
         report(f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
                f"{results[name]['held_out']['all']['accuracy']:.3f}")
-    return results, probabilities
+    return results, probabilities, validation_probabilities
 
 
 def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.ndarray], limit: int,
@@ -303,6 +310,73 @@ def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path
             "train_pairs": len(train), "held_out_pairs": len(test), "per_epoch": per_epoch}
 
 
+MIXTURE_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def fit_cross_encoder(train: list[dict], validation: list[dict], test: list[dict], head_validation: np.ndarray,
+                      head_test: np.ndarray, encoder_path: str, epochs: int, report, batch: int = 32,
+                      learning_rate: float = 1e-3, rank: int = 8) -> dict:
+    """The shipped cross-encoder part (`pcm.perception.cross_encoder`): low-rank updates and head
+    fitted on `train` (class-balanced cross-entropy, AdamW). After each epoch, each weight ω of
+    `MIXTURE_WEIGHTS` in P = (1 − ω)·P_head + ω·P_cross is scored on the validation groups (the
+    head's P from its fit on train); the (epoch, ω) with the best validation accuracy is kept
+    (ties: the smaller ω, then the earlier epoch) and scored once on the held-out groups. Returns
+    the kept part's spec (`weight` ω, 0 when the cross-encoder does not help on validation) and the
+    per-epoch scores."""
+    import torch
+
+    from pcm.perception.cross_encoder import PairCrossEncoder
+
+    rng = random.Random(SEED)
+    model = PairCrossEncoder(encoder_path, RELATIONS, rank=rank, seed=SEED)
+    optimiser = torch.optim.AdamW(model.trainable_parameters(), lr=learning_rate, weight_decay=0.01)
+    counts = {label: sum(r["label"] == label for r in train) for label in RELATIONS}
+    balance = torch.tensor([len(train) / (len(RELATIONS) * max(1, counts[label])) for label in RELATIONS])
+    validation_labels = [r["label"] for r in validation]
+
+    def cross_probabilities(rows: list[dict]) -> np.ndarray:
+        return model.probabilities([r["memory"] for r in rows], [r["statement"] for r in rows])
+
+    def accuracy(probabilities: np.ndarray) -> float:
+        return round(float(np.mean(np.asarray(most_likely(probabilities)) == validation_labels)), 4)
+
+    started, order, per_epoch, best = time.perf_counter(), list(train), [], None
+    head_score = accuracy(head_validation)
+    for epoch in range(1, epochs + 1):
+        model.train()
+        rng.shuffle(order)
+        for start in range(0, len(order), batch):
+            rows = order[start:start + batch]
+            target = torch.tensor([RELATIONS.index(r["label"]) for r in rows])
+            loss = torch.nn.functional.cross_entropy(model.logits([r["memory"] for r in rows],
+                                                                  [r["statement"] for r in rows]), target, weight=balance)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        on_validation = cross_probabilities(validation)
+        scores = {w: accuracy(mix(head_validation, on_validation, w)) for w in MIXTURE_WEIGHTS}
+        per_epoch.append({"epoch": epoch, "seconds": round(time.perf_counter() - started, 1),
+                          "validation_accuracy_by_weight": {str(w): a for w, a in scores.items()}})
+        report(f"cross-encoder part, epoch {epoch}: validation accuracy by weight "
+               f"{json.dumps(per_epoch[-1]['validation_accuracy_by_weight'])} (head alone {head_score}; "
+               f"{per_epoch[-1]['seconds']} s)")
+        weight = max(MIXTURE_WEIGHTS, key=lambda w: (scores[w], -w))
+        if best is None or scores[weight] > best["validation_accuracy"]:
+            best = {"epoch": epoch, "weight": weight, "validation_accuracy": scores[weight], "spec": model.to_spec(),
+                    "test": cross_probabilities(test)}
+    held_out = breakdown(test, most_likely(mix(head_test, best["test"], best["weight"])))
+    report(f"cross-encoder part kept: epoch {best['epoch']}, weight {best['weight']} (validation "
+           f"{best['validation_accuracy']}); held-out {held_out['all']['accuracy']:.3f}, original pairs "
+           f"{held_out['original_pairs']['accuracy']:.3f}")
+    return {**best["spec"], "weight": best["weight"],
+            "fit": {"epoch": best["epoch"], "validation_accuracy": best["validation_accuracy"],
+                    "head_validation_accuracy": head_score, "held_out_with_head": held_out,
+                    "recipe": {"batch": batch, "learning_rate": learning_rate, "epochs": epochs,
+                               "loss": "class-balanced cross-entropy", "pooling": "mean",
+                               "fitted_on": "the training groups only (not validation, not held out)"},
+                    "per_epoch": per_epoch}}
+
+
 def choose_thresholds(records: list, cue_path: bool = True) -> dict:
     """(τ_c, τ_l, τ_cue) with the best routing accuracy of `pair_level` on the probes' signals
     (ties: the larger thresholds, the cautious ones; τ_cue 1.01 is the cue path switched off,
@@ -323,7 +397,8 @@ def choose_thresholds(records: list, cue_path: bool = True) -> dict:
             "dev_probes": len(records)}
 
 
-def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, cross_encoder_epochs: int = 0) -> dict:
+def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, cross_encoder_epochs: int = 0,
+                 cross_encoder_part_epochs: int = 0) -> dict:
     from evals.scenarios import load_scenarios, run_scenarios
     from pcm.config import load_context
     from pcm.services import Services
@@ -343,7 +418,8 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
     train = [r for r in rows if r["group"] in train_groups]
     validation = [r for r in rows if r["group"] in validation_groups]
     test = [r for r in rows if r["group"] in held_out]
-    variants, held_out_probabilities = compare_variants(train, validation, test, vectors, report)
+    variants, held_out_probabilities, validation_probabilities = compare_variants(train, validation, test, vectors,
+                                                                                  report)
     chosen = max(variants, key=lambda v: variants[v]["validation_accuracy"])
     report(f"shipped variant: {chosen} (best validation accuracy)")
     lm = (compare_with_lm(rows, held_out, vectors, lm_pairs, VARIANTS[chosen], variants[chosen]["C"], report)
@@ -351,6 +427,10 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
     cross = (compare_with_cross_encoder(train + validation, test, services.embedder.model_path, cross_encoder_epochs,
                                         report, head_probabilities=held_out_probabilities[chosen])
              if cross_encoder_epochs else None)
+    cross_part = (fit_cross_encoder(train, validation, test, validation_probabilities[chosen],
+                                    held_out_probabilities[chosen], services.embedder.model_path,
+                                    cross_encoder_part_epochs, report)
+                  if cross_encoder_part_epochs else None)
     blocks = VARIANTS[chosen].blocks
     basis = fit_basis(rows, VARIANTS[chosen].rank, vectors)
     scaler, model = fit_head(encoder_features(rows, blocks, vectors, basis), [r["label"] for r in rows],
@@ -368,6 +448,8 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
                                f"{SEED}); validation {HELD_OUT_SHARE:.0%} of the rest (seed {SEED + 1}); shipped head "
                                f"refitted on all pairs"},
         "variants": variants, "lm_comparison": lm, "cross_encoder_comparison": cross,
+        **({} if cross_part is None else {"cross_encoder": cross_part} if cross_part["weight"]
+           else {"cross_encoder_not_kept": cross_part["fit"]}),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     atomic_write_text(out, json.dumps(spec))

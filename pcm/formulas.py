@@ -43,8 +43,9 @@ def retrieval_score(similarity: float, intent_relevance: float, weight: float) -
 
 
 def mix(a, b, weight: float):
-    """(1 − μ)·a + μ·b, μ = `weight` ∈ [0, 1]: two evidences about one memory mixed (its own text and
-    its text in context, `pcm.world.representation`). Works elementwise on arrays."""
+    """(1 − μ)·a + μ·b, μ = `weight` ∈ [0, 1]: two estimates of one thing mixed (a memory's own text and
+    its text in context, `pcm.world.representation`; the relation head's P(relation) and the
+    cross-encoder's, `pcm.perception.relation`). Works elementwise on arrays."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError("weight must lie in [0, 1]")
     return (1.0 - weight) * a + weight * b

@@ -81,6 +81,38 @@ def test_the_bilinear_block_pairs_what_the_memory_is_about_with_what_the_stateme
         pair_features(["bilinear"], diet, meat, "a", "b")
 
 
+def test_a_cross_encoder_part_is_mixed_with_the_head_and_reinforcement_keeps_the_head(tmp_path):
+    from pcm.perception.cross_encoder import PairCrossEncoder
+    from pcm.perception.relation import head_consistency
+    from pcm.world.embeddings import default_embedding_path
+
+    path = default_embedding_path()
+    cross = PairCrossEncoder(path, RELATIONS, rank=2, seed=3)
+    cross_spec = cross.to_spec()
+    loaded = PairCrossEncoder.from_spec(cross_spec, path)
+    memories, statements = ["I live in Lyon", "I'm vegan"], ["I moved to Porto", "Grilled a ribeye"]
+    # the spec round-trips: the rebuilt part gives the same probabilities (to the stored precision)
+    assert loaded.probabilities(memories, statements) == pytest.approx(cross.probabilities(memories, statements),
+                                                                       abs=1e-4)
+    head_only = RelationModel(tiny_spec())
+    mixed = RelationModel(tiny_spec(cross_encoder={**cross_spec, "weight": 0.25}))
+    u, v = np.asarray([1.0, 0.0]), np.asarray([0.0, 1.0])
+    head = head_only.judge(np.stack([u, u]), v, memories, "I moved to Porto")
+    with pytest.raises(ValueError, match="encoder's path"):
+        mixed.judge(np.stack([u, u]), v, memories, "I moved to Porto")
+    verdicts = mixed.judge(np.stack([u, u]), v, memories, "I moved to Porto", encoder_path=path)
+    expected = cross.probabilities(memories, ["I moved to Porto"] * 2)
+    for h, verdict, c in zip(head, verdicts, expected):
+        assert [verdict[r] for r in RELATIONS] == pytest.approx([0.75 * h[r] + 0.25 * p for r, p in zip(RELATIONS, c)],
+                                                                abs=1e-4)
+        assert head_consistency(verdict) == pytest.approx(h["consistent"]) and head_consistency(h) == h["consistent"]
+    with pytest.raises(ValueError, match="weight"):
+        RelationModel(tiny_spec(cross_encoder={**cross_spec, "weight": 1.5}))
+    with pytest.raises(ValueError, match="shape"):
+        broken = {**cross_spec, "updates": {name: {"a": u["a"][:1], "b": u["b"]} for name, u in cross_spec["updates"].items()}}
+        PairCrossEncoder.from_spec(broken, path)
+
+
 def test_a_subspace_basis_holds_the_leading_principal_directions():
     from pcm.perception.relation import SubspaceBasis
 
@@ -103,10 +135,10 @@ def test_shipped_relation_model_loads_and_judges_with_the_shipped_encoder(ctx):
     statements = ["Had three root canals back to back this morning.",
                   "I quit dentistry last year and I teach high school chemistry now."]
     vectors = embedder.encode([memory, *statements])
-    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s)[0] for i, s in enumerate(statements)]
-    assert all(sum(v.values()) == pytest.approx(1.0) for v in verdicts)
-    assert max(verdicts[0], key=verdicts[0].get) == "consistent"
-    assert max(verdicts[1], key=verdicts[1].get) == "contradiction"
+    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s, encoder_path=embedder.model_path)[0]
+                for i, s in enumerate(statements)]
+    assert all(sum(v[r] for r in RELATIONS) == pytest.approx(1.0) for v in verdicts)
+    assert [max(RELATIONS, key=v.get) for v in verdicts] == ["consistent", "contradiction"]
 
 
 def retrieved(node_id, content, similarity):

@@ -23,6 +23,7 @@ from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memo
 from pcm.formulas import reaffirmed_weight, reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory
 from pcm.perception.cues import is_request
+from pcm.perception.relation import head_consistency
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import REAFFIRMS, standing_supersessions
 from pcm.world.text import content_words
@@ -50,7 +51,7 @@ def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved:
 
 def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext,
               relations: Mapping[str, Mapping[str, float]] | None = None) -> list[MemoryChange]:
-    """w ← w + η·p·(1 − w) for each supported memory, p its P(consistent) in `relations` (1 when
+    """w ← w + η·p·(1 − w) for each supported memory, p the relation head's P(consistent) in `relations` (1 when
     not judged: a hypothesis confirmed by its evidence keywords); a HYPOTHESIS above the threshold
     becomes a FACT."""
     changes = []
@@ -58,7 +59,7 @@ def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str
     with graph.lock:
         for node_id in supported:
             node = graph.node(node_id)
-            certainty = float(relations[node_id]["consistent"]) if node_id in relations else 1.0
+            certainty = head_consistency(relations[node_id]) if node_id in relations else 1.0
             new = reinforce_weight(node.weight, ctx.eta, certainty)
             promote = node.type == NodeType.HYPOTHESIS and new > ctx.promotion_threshold
             changes.append(graph.update_node(
@@ -83,7 +84,7 @@ def weight_before_supersession(graph: WeightedKnowledgeGraph, node_id: str) -> f
 
 def reaffirm(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext,
              relations: Mapping[str, Mapping[str, float]] | None) -> tuple[list[str], list[MemoryChange]]:
-    """The superseded memories among `supported` that this turn confirms with P(consistent) of at
+    """The superseded memories among `supported` that this turn confirms with the head's P(consistent) of at
     least `reaffirm_threshold`, each given back its weight from before the correction
     (`reaffirmed_weight`); the caller links the turn's memory to them (`reaffirms`)."""
     if ctx.reaffirm_threshold is None or not relations:
@@ -92,7 +93,7 @@ def reaffirm(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str]
     with graph.lock:
         for node_id in supported:
             verdict = relations.get(node_id)
-            if verdict is None or float(verdict["consistent"]) < ctx.reaffirm_threshold:
+            if verdict is None or head_consistency(verdict) < ctx.reaffirm_threshold:
                 continue
             if not standing_supersessions(graph, node_id):
                 continue

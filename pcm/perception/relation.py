@@ -22,18 +22,25 @@ Feature blocks (the file's `features` lists which, in order):
                statement says ("a plant-based diet" against "pork chops for dinner"), which the
                dimension-by-dimension `product` cannot pair. The subspace (`SubspaceBasis`) ships
                in the file beside the head.
+
+With a `cross_encoder` entry (weight ω > 0), P(relation) is (1 − ω)·P_head + ω·P_cross, where
+P_cross is the shipped encoder reading both texts together with a fitted low-rank update
+(`pcm.perception.cross_encoder`); ω was chosen on validation pairs by `fit-relation`.
+Reinforcement (`pcm.evolution.maintenance`) reads the head's P(consistent) alone
+(`consistent_head`), because the cross-encoder calls nearly every on-topic chat turn consistent.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from pcm.formulas import softmax, subspace_interaction
+from pcm.formulas import mix, softmax, subspace_interaction
 from pcm.perception.cues import FAMILIES, cue_counts, is_request
 from pcm.world.text import content_words, has_cjk
 
@@ -146,6 +153,14 @@ class RelationModel:
                                              consistent=float(thresholds.get("consistent", 0.5)),
                                              cue=float(thresholds.get("cue", 1.01)))
         self.encoder = spec.get("encoder", "")
+        cross = spec.get("cross_encoder") or {}
+        self.cross_encoder_weight = float(cross.get("weight", 0.0))
+        if not 0.0 <= self.cross_encoder_weight <= 1.0:
+            raise ValueError(f"relation model: the cross-encoder's weight must lie in [0, 1], got {self.cross_encoder_weight}")
+        if self.cross_encoder_weight and sorted(cross.get("labels", [])) != sorted(RELATIONS):
+            raise ValueError(f"relation model: the cross-encoder's labels must be {RELATIONS}")
+        self._cross_encoder = None
+        self._building = threading.Lock()
 
     def probabilities_from_features(self, features: np.ndarray) -> list[dict[str, float]]:
         """P(relation | pair) for each row of a feature matrix."""
@@ -153,9 +168,20 @@ class RelationModel:
         logits = x @ self.coef.T + self.intercept
         return [dict(zip(self.labels, softmax(row.tolist()))) for row in logits]
 
+    def cross_encoder(self, encoder_path: str):
+        """The cross-encoder part over the encoder at `encoder_path` (built once, on first use)."""
+        with self._building:
+            if self._cross_encoder is None:
+                from pcm.perception.cross_encoder import PairCrossEncoder
+
+                self._cross_encoder = PairCrossEncoder.from_spec(self.spec["cross_encoder"], encoder_path)
+        return self._cross_encoder
+
     def judge(self, memory_vectors: np.ndarray, statement_vector: np.ndarray, memories: list[str],
-              statement: str) -> list[dict[str, float]]:
-        """P(relation) of `statement` to each memory (its text and encoder vector)."""
+              statement: str, encoder_path: str = "") -> list[dict[str, float]]:
+        """P(relation) of `statement` to each memory (its text and encoder vector). With a
+        cross-encoder part, which runs over the encoder at `encoder_path` (required then), the
+        mixture, plus the head's own P(consistent) as `consistent_head`."""
         if not memories:
             return []
         if np.asarray(statement_vector).shape[-1] != self.dimension:
@@ -163,7 +189,21 @@ class RelationModel:
                              f"{self.encoder or 'its encoder'}, got {np.asarray(statement_vector).shape[-1]}")
         rows = np.stack([pair_features(self.features, u, statement_vector, m, statement, self.basis)
                          for u, m in zip(memory_vectors, memories)])
-        return self.probabilities_from_features(rows)
+        head = self.probabilities_from_features(rows)
+        if not self.cross_encoder_weight:
+            return head
+        if not encoder_path:
+            raise ValueError("this relation model has a cross-encoder part: pass the encoder's path")
+        cross = self.cross_encoder(encoder_path)
+        mixed = mix(np.asarray([[p[label] for label in cross.labels] for p in head]),
+                        cross.probabilities(list(memories), [statement] * len(memories)), self.cross_encoder_weight)
+        return [{**dict(zip(cross.labels, map(float, row))), "consistent_head": p["consistent"]}
+                for row, p in zip(mixed, head)]
+
+
+def head_consistency(verdict: dict[str, float]) -> float:
+    """The vector head's own P(consistent) of a verdict (the verdict's P(consistent) when it has no other)."""
+    return float(verdict.get("consistent_head", verdict["consistent"]))
 
 
 _MODELS: dict[tuple[str, float], RelationModel] = {}

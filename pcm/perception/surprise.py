@@ -120,7 +120,8 @@ class SurpriseMonitor:
             return {}
         model = load_relation_model(ctx.relation_model_path)
         vectors = self.embedder.encode([*(m.content for m in memories), text])
-        verdicts = model.judge(vectors[:-1], vectors[-1], [m.content for m in memories], text)
+        verdicts = model.judge(vectors[:-1], vectors[-1], [m.content for m in memories], text,
+                               encoder_path=self.embedder.model_path)
         return {m.id: verdict for m, verdict in zip(memories, verdicts)}
 
     def cheap_signals(self, text: str, memories: list[RetrievedMemory]) -> dict[str, float]:

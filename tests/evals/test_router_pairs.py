@@ -170,6 +170,26 @@ def test_cross_encoder_comparison_trains_on_the_given_pairs_and_scores_the_held_
     assert lines[1].startswith("cross-encoder epoch 1 averaged with the head: held-out 1.000")
 
 
+def test_the_cross_encoder_part_keeps_the_mixture_weight_that_scores_best_on_validation():
+    from evals.relation_fit import MIXTURE_WEIGHTS, fit_cross_encoder, load_pairs
+    from pcm.perception.relation import RELATIONS
+    from pcm.world.embeddings import default_embedding_path
+
+    pairs = load_pairs()
+    chosen = [next(r for r in pairs if r["label"] == label and r["lang"] == lang)
+              for label in ("consistent", "novel", "contradiction") for lang in ("en", "zh")]
+    validation, test = chosen[:3], chosen[3:]
+    sure = lambda rows: np.asarray([[1.0 if label == r["label"] else 0.0 for label in RELATIONS] for r in rows])
+    lines = []
+    part = fit_cross_encoder(chosen, validation, test, sure(validation), sure(test), default_embedding_path(),
+                             epochs=1, report=lines.append, batch=4, rank=2)
+    # the head alone is right on every validation pair, so no weight beats ω = 0 (ties: the smaller ω)
+    assert part["weight"] == 0.0 and part["fit"]["head_validation_accuracy"] == 1.0
+    assert set(part["fit"]["per_epoch"][0]["validation_accuracy_by_weight"]) == {str(w) for w in MIXTURE_WEIGHTS}
+    assert part["fit"]["held_out_with_head"]["all"] == {"pairs": 3, "accuracy": 1.0}
+    assert part["rank"] == 2 and part["updates"] and lines[-1].startswith("cross-encoder part kept: epoch 1, weight 0.0")
+
+
 def test_fit_relation_refuses_negative_cross_encoder_epochs(tmp_path):
     from typer.testing import CliRunner
 

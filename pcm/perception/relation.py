@@ -27,7 +27,9 @@ With a `cross_encoder` entry (weight ω > 0), P(relation) is (1 − ω)·P_head 
 P_cross is the shipped encoder reading both texts together with a fitted low-rank update
 (`pcm.perception.cross_encoder`); ω was chosen on validation pairs by `fit-relation`.
 Reinforcement (`pcm.evolution.maintenance`) reads the head's P(consistent) alone
-(`consistent_head`), because the cross-encoder calls nearly every on-topic chat turn consistent.
+(`consistent_head`): a cross-encoder branch of 2026-11-26 found nearly every on-topic chat turn
+consistent, and reinforcement at p ≈ 1 cost LoCoMo R@1 (README, log). No shipped file has the
+part yet: measured, it does not route the dev files better (log, 2026-11-27 morning).
 """
 
 from __future__ import annotations
@@ -196,7 +198,7 @@ class RelationModel:
             raise ValueError("this relation model has a cross-encoder part: pass the encoder's path")
         cross = self.cross_encoder(encoder_path)
         mixed = mix(np.asarray([[p[label] for label in cross.labels] for p in head]),
-                        cross.probabilities(list(memories), [statement] * len(memories)), self.cross_encoder_weight)
+                    cross.probabilities(list(memories), [statement] * len(memories)), self.cross_encoder_weight)
         return [{**dict(zip(cross.labels, map(float, row))), "consistent_head": p["consistent"]}
                 for row, p in zip(mixed, head)]
 

@@ -254,6 +254,24 @@ def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.
     return out
 
 
+def train_one_epoch(logits, order: list[dict], optimiser, rng: random.Random, batch: int) -> None:
+    """One pass of class-balanced cross-entropy over `order` (shuffled in place by `rng`), in
+    batches; `logits(rows)` gives the model's logits over `RELATIONS` for a batch of pairs. The
+    class weights, n / (3 · n_label), come from `order` itself."""
+    import torch
+
+    counts = {label: sum(r["label"] == label for r in order) for label in RELATIONS}
+    balance = torch.tensor([len(order) / (len(RELATIONS) * max(1, counts[label])) for label in RELATIONS])
+    rng.shuffle(order)
+    for start in range(0, len(order), batch):
+        rows = order[start:start + batch]
+        target = torch.tensor([RELATIONS.index(r["label"]) for r in rows])
+        loss = torch.nn.functional.cross_entropy(logits(rows), target, weight=balance)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+
+
 def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path: str, epochs: int, report,
                                batch: int = 32, learning_rate: float = 3e-5, max_length: int = 96,
                                head_probabilities: np.ndarray | None = None) -> dict:
@@ -270,8 +288,6 @@ def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path
     tokenizer, encoder = AutoTokenizer.from_pretrained(encoder_path), AutoModel.from_pretrained(encoder_path)
     head = torch.nn.Linear(encoder.config.hidden_size, len(RELATIONS))
     optimiser = torch.optim.AdamW([*encoder.parameters(), *head.parameters()], lr=learning_rate, weight_decay=0.01)
-    counts = {label: sum(r["label"] == label for r in train) for label in RELATIONS}
-    balance = torch.tensor([len(train) / (len(RELATIONS) * max(1, counts[label])) for label in RELATIONS])
 
     def logits(rows: list[dict]):
         encoded = tokenizer([r["memory"] for r in rows], [r["statement"] for r in rows], padding=True,
@@ -282,14 +298,7 @@ def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path
     started, order, per_epoch = time.perf_counter(), list(train), []
     for epoch in range(epochs):
         encoder.train()
-        rng.shuffle(order)
-        for start in range(0, len(order), batch):
-            rows = order[start:start + batch]
-            target = torch.tensor([RELATIONS.index(r["label"]) for r in rows])
-            loss = torch.nn.functional.cross_entropy(logits(rows), target, weight=balance)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
+        train_one_epoch(logits, order, optimiser, rng, batch)
         encoder.eval()
         with torch.inference_mode():
             probabilities = torch.cat([torch.softmax(logits(test[start:start + 64]), dim=-1)
@@ -330,8 +339,6 @@ def fit_cross_encoder(train: list[dict], validation: list[dict], test: list[dict
     rng = random.Random(SEED)
     model = PairCrossEncoder(encoder_path, RELATIONS, rank=rank, seed=SEED)
     optimiser = torch.optim.AdamW(model.trainable_parameters(), lr=learning_rate, weight_decay=0.01)
-    counts = {label: sum(r["label"] == label for r in train) for label in RELATIONS}
-    balance = torch.tensor([len(train) / (len(RELATIONS) * max(1, counts[label])) for label in RELATIONS])
     validation_labels = [r["label"] for r in validation]
 
     def cross_probabilities(rows: list[dict]) -> np.ndarray:
@@ -344,15 +351,8 @@ def fit_cross_encoder(train: list[dict], validation: list[dict], test: list[dict
     head_score = accuracy(head_validation)
     for epoch in range(1, epochs + 1):
         model.train()
-        rng.shuffle(order)
-        for start in range(0, len(order), batch):
-            rows = order[start:start + batch]
-            target = torch.tensor([RELATIONS.index(r["label"]) for r in rows])
-            loss = torch.nn.functional.cross_entropy(model.logits([r["memory"] for r in rows],
-                                                                  [r["statement"] for r in rows]), target, weight=balance)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
+        train_one_epoch(lambda rows: model.logits([r["memory"] for r in rows], [r["statement"] for r in rows]), order,
+                        optimiser, rng, batch)
         on_validation = cross_probabilities(validation)
         scores = {w: accuracy(mix(head_validation, on_validation, w)) for w in MIXTURE_WEIGHTS}
         per_epoch.append({"epoch": epoch, "seconds": round(time.perf_counter() - started, 1),

@@ -28,8 +28,8 @@ def write_scenario_report(results: dict, out: Path) -> None:
              "| routing | accuracy | macro-F1 | accuracy per language | current over outdated "
              "| … per language | dense baseline: current over outdated (per language) | supersession hit rate "
              "| supersession precision | false alarms (low → high) | still-true fact first on low (dense) "
-             "| LLM calls per probe | level sources |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| LLM calls per probe | level sources | relation verdict alone: accuracy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, m in results["scorers"].items():
         label = name if name.startswith(("calibrated", "pair", "routing")) else f"{name} + thresholds"
         dense = ", ".join(f"{k} {v:.2f}" for k, v in m.get("dense_current_over_outdated_per_language", {}).items())
@@ -40,7 +40,8 @@ def write_scenario_report(results: dict, out: Path) -> None:
                      f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} "
                      f"({dense}) | {_fmt(m.get('supersession_hit_rate'))} | {_fmt(m.get('supersession_precision'))} | "
                      f"{_fmt(m.get('false_alarms_low'))} | {_fmt(m.get('standing_fact_first'))} "
-                     f"({_fmt(m.get('dense_standing_fact_first'))}) | {_fmt(m.get('llm_calls_per_probe'))} | {sources} |")
+                     f"({_fmt(m.get('dense_standing_fact_first'))}) | {_fmt(m.get('llm_calls_per_probe'))} | {sources} | "
+                     f"{_fmt(m.get('pair_verdict_accuracy'))} |")
     ablated = {name: m for name, m in results["scorers"].items() if m.get("current_over_outdated_ablated")}
     if ablated:
         names = list(next(iter(ablated.values()))["current_over_outdated_ablated"])

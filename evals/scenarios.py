@@ -112,6 +112,7 @@ class ScenarioRecord:
     standing_first: bool | None = None
     dense_standing_first: bool | None = None
     level_probabilities: dict | None = None
+    pair_verdict_level: str | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -128,6 +129,20 @@ def dense_baseline_contents(services: Services, messages: list[str], query: str)
 #: wall clock made every similarity, and some routings, depend on the day a benchmark ran (a test
 #: probe flipped from medium to low between two days' runs of the same code)
 REPLAY_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
+_LEVEL_OF_RELATION = {"consistent": "low", "novel": "medium", "contradiction": "high"}
+
+
+def pair_verdict_level(relations: dict[str, dict[str, float]] | None) -> str:
+    """The level the relation model's verdict alone gives: its likeliest relation with the judged
+    memory the input is most about (the largest P(consistent) + P(contradiction)); "medium" when
+    no memory was judged. Scored beside the router (`pair_verdict_accuracy`), it says how much of
+    the routing error is already in the pair verdicts."""
+    if not relations:
+        return "medium"
+    verdict = max(relations.values(), key=lambda v: v["consistent"] + v["contradiction"])
+    return _LEVEL_OF_RELATION[max(verdict, key=verdict.get)]
 
 
 def replay_moment(index: int) -> str:
@@ -174,7 +189,8 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 current_over_outdated_ablated=ablated,
                 standing_first=standing_first(contents, scenario) if scenario["expected_level"] == "low" else None,
                 dense_standing_first=standing_first(dense, scenario) if scenario["expected_level"] == "low" else None,
-                level_probabilities=packet.get("level_probabilities") or None))
+                level_probabilities=packet.get("level_probabilities") or None,
+                pair_verdict_level=pair_verdict_level(packet.get("relations"))))
     return records
 
 
@@ -240,6 +256,7 @@ def _share(flags: list[bool | None]) -> float | None:
 
 def routing_metrics(records: list[ScenarioRecord]) -> dict:
     """3-way accuracy, macro-F1, confusion matrix (rows expected, columns taken; low/medium/high),
+    the accuracy of the relation model's verdict alone (`pair_verdict_level`),
     current-over-outdated per language (PCM and the dense baseline), supersession, false alarms, and
     on "low" scenarios how often the still-true fact is the first memory found (`standing_first`)."""
     index = {level: i for i, level in enumerate(LEVELS)}
@@ -257,6 +274,8 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
     dense = [r.dense_current_over_outdated for r in records if r.dense_current_over_outdated is not None]
     return {
         "routing_accuracy": float(np.trace(confusion) / max(1, confusion.sum())),
+        "pair_verdict_accuracy": _share([r.pair_verdict_level == r.expected if r.pair_verdict_level else None
+                                         for r in records]),
         "macro_f1": float(np.mean(f1s)),
         "current_over_outdated": float(np.mean(revisions)) if revisions else None,
         "current_over_outdated_ablated": {

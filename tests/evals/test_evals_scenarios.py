@@ -293,3 +293,18 @@ def test_standing_fact_first_reads_the_first_memory_found_and_counts_only_low_sc
     assert not standing_first(["Rough night shift", "I work as a nurse at St. Mary's."], scenario)
     assert not standing_first([], scenario)
     assert _share([True, None, False, True]) == pytest.approx(2 / 3) and _share([None]) is None
+
+
+def test_pair_verdict_level_reads_the_memory_the_input_is_most_about():
+    from evals.scenarios import pair_verdict_level
+
+    unrelated = {"consistent": 0.05, "novel": 0.9, "contradiction": 0.05}
+    about = {"consistent": 0.3, "novel": 0.2, "contradiction": 0.5}
+    assert pair_verdict_level({"m1": unrelated, "m2": about}) == "high"
+    assert pair_verdict_level({"m1": unrelated}) == "medium"
+    assert pair_verdict_level({}) == pair_verdict_level(None) == "medium"      # nothing judged: new
+    records = [record("high", "medium"), record("low", "low"), record("medium", "medium")]
+    records[0].pair_verdict_level, records[1].pair_verdict_level = "high", "high"
+    m = routing_metrics(records)
+    # the router gets 2 of 3 right; the pair verdicts 1 of the 2 that have one
+    assert m["routing_accuracy"] == pytest.approx(2 / 3) and m["pair_verdict_accuracy"] == pytest.approx(1 / 2)

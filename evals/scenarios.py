@@ -21,6 +21,7 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
+from evals.router_pairs import LEVEL_OF_LABEL
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
@@ -131,9 +132,6 @@ def dense_baseline_contents(services: Services, messages: list[str], query: str)
 REPLAY_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
 
-_LEVEL_OF_RELATION = {"consistent": "low", "novel": "medium", "contradiction": "high"}
-
-
 def pair_verdict_level(relations: dict[str, dict[str, float]] | None) -> str:
     """The level the relation model's verdict alone gives: its likeliest relation with the judged
     memory the input is most about (the largest P(consistent) + P(contradiction)); "medium" when
@@ -142,7 +140,7 @@ def pair_verdict_level(relations: dict[str, dict[str, float]] | None) -> str:
     if not relations:
         return "medium"
     verdict = max(relations.values(), key=lambda v: v["consistent"] + v["contradiction"])
-    return _LEVEL_OF_RELATION[max(verdict, key=verdict.get)]
+    return LEVEL_OF_LABEL[max(verdict, key=verdict.get)]
 
 
 def replay_moment(index: int) -> str:

@@ -49,6 +49,8 @@ def test_several_expressions_add_up():
 @pytest.mark.parametrize("text, changes", [
     ("I've been playing for a month now, it's been tough but fun.", 0),      # how long, not a change
     ("I've had them for 3 years now and they bring me tons of joy!", 0),
+    ("My club rides are on Saturdays now, Sundays are for family.", 1),     # a weekday, not a duration
+    ("I work from home full-time now.", 1),
     ("Wow, that's amazing! How do you feel now that it's finished?", 0),     # asks, does not tell
     ("你现在住哪里？", 0),
     ("I'm doing well now. Did you move?", 1),

@@ -32,8 +32,9 @@ _THINGS_REPLACED = ("job|house|flat|apartment|home|place|city|manager|boss|team|
                     "favou?rite")
 
 #: "now" closing a duration ("for a while now", "three years now") says how long something has
-#: lasted, not that it changed
-_AFTER_A_DURATION = "".join(f"(?<!{unit} )" for unit in (
+#: lasted, not that it changed; the unit must be a word of its own ("on Saturdays now", "full-time now"
+#: are changes)
+_AFTER_A_DURATION = "".join(f"(?<![^a-z-]{unit} )" for unit in (
     "while", "ages", "time", "year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours"))
 
 #: "used to" after these means accustomed ("getting used to a new routine"), not a past habit

@@ -70,7 +70,7 @@ calibrate: install
 # The pair router's cue path reads the calibrated router, so after `make calibrate` run this again: the head
 # comes out the same (it reads no calibration) and the thresholds match the new calibration.
 # (`--cross-encoder-part-epochs 3` would add the cross-encoder part, about 9 more minutes; measured, not
-# shipped: see the README's log, 2026-11-27 morning.)
+# shipped: see docs/measurement-log.md, 2026-11-27 morning.)
 fit-relation: install
 	$(PY) -m evals fit-relation --out pcm/calibration/relation.json --dev $(SCENARIOS) --dev $(DEV2)
 

@@ -104,7 +104,7 @@ class PCMContext:
     # Each stated fact starts at its branch's weight times π(n) = min(1, n / n_sat)^γ, n its content
     # words (`pcm.formulas.informativeness`): on LoCoMo a stored turn of 5-9 words is evidence for some
     # question 5% of the time, one of 50 words or more 59%. Chosen on the 7 shared LoCoMo
-    # conversations (dev data; README log, 2026-11-26/27 night); γ = 0 turns it off.
+    # conversations (dev data; docs/measurement-log.md, 2026-11-26/27 night); γ = 0 turns it off.
     informativeness_saturation: int = 30
     informativeness_exponent: float = 0.05
     # Layer 3: evolution

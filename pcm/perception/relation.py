@@ -28,7 +28,7 @@ P_cross is the shipped encoder reading both texts together with a fitted low-ran
 (`pcm.perception.cross_encoder`); ω was chosen on validation pairs by `fit-relation`.
 Reinforcement (`pcm.evolution.maintenance`) reads the head's P(consistent) alone
 (`consistent_head`): a cross-encoder branch of 2026-11-26 found nearly every on-topic chat turn
-consistent, and reinforcement at p ≈ 1 cost LoCoMo R@1 (README, log). No shipped file has the
+consistent, and reinforcement at p ≈ 1 cost LoCoMo R@1 (docs/measurement-log.md). No shipped file has the
 part yet: measured, it does not route the dev files better (log, 2026-11-27 morning).
 """
 

@@ -337,6 +337,30 @@ def llm(
     typer.echo((out / "report.md").read_text(encoding="utf-8"))
 
 
+@app.command("llm-headroom")
+def llm_headroom(
+    data: list[Path] = typer.Option([DEV_SCENARIOS, DEV2_SCENARIOS, Path(__file__).resolve().parent / "data" /
+                                     "scenarios_dev3.jsonl"], help="dev scenario files (the judge reads their labels)"),
+    confidence: str = typer.Option("0.6,0.8,0.9", help="cascade_confidence values, comma-separated"),
+    out: Path = typer.Option(Path("results/llm-headroom"), help="output folder"),
+    config: Optional[Path] = typer.Option(None, help="PCM settings file"),
+) -> None:
+    """How far LLM mode can go: the scenario replay with a perfect judge where the cascade would ask
+    the LLM, beside the same replay offline, at each cascade_confidence (evals/llm_headroom.py)."""
+    from evals.llm_headroom import headroom_report, measure_headroom
+    from pcm.config import load_context
+
+    _setup_logging()
+    started = datetime.now(timezone.utc)
+    rows = [row for file in data for row in measure_headroom(file, load_context(config),
+                                                             [float(c) for c in confidence.split(",") if c])]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps({"date": started.isoformat(timespec="seconds"), "rows": rows},
+                                                 indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text(headroom_report(rows), encoding="utf-8")
+    typer.echo(headroom_report(rows))
+
+
 @app.command()
 def analyze(runs: list[Path] = typer.Argument(..., help="result folders (each with results.json)"),
             misses: int = typer.Option(10, help="worst misses to list")) -> None:

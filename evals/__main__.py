@@ -350,10 +350,15 @@ def llm_headroom(
     from evals.llm_headroom import headroom_report, measure_headroom
     from pcm.config import load_context
 
+    try:
+        confidences = [float(c) for c in confidence.split(",") if c.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"expected numbers separated by commas, got {confidence!r}", param_hint="--confidence")
+    if not confidences or any(not 0.0 < c for c in confidences):
+        raise typer.BadParameter(f"expected positive numbers, got {confidence!r}", param_hint="--confidence")
     _setup_logging()
     started = datetime.now(timezone.utc)
-    rows = [row for file in data for row in measure_headroom(file, load_context(config),
-                                                             [float(c) for c in confidence.split(",") if c])]
+    rows = [row for file in data for row in measure_headroom(file, load_context(config), confidences)]
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"date": started.isoformat(timespec="seconds"), "rows": rows},
                                                  indent=2, ensure_ascii=False), encoding="utf-8")

@@ -50,6 +50,9 @@ def test_cli_writes_the_report(tmp_path):
     path = tmp_path / "dev.jsonl"
     path.write_text(json.dumps(SCENARIOS[1]) + "\n")
     out = tmp_path / "out"
+    for bad in ("high", "0,-1"):
+        refused = CliRunner().invoke(app, ["llm-headroom", "--data", str(path), "--confidence", bad, "--out", str(out)])
+        assert refused.exit_code != 0 and "--confidence" in refused.output and not out.exists()
     result = CliRunner().invoke(app, ["llm-headroom", "--data", str(path), "--confidence", "0.6", "--out", str(out)])
     assert result.exit_code == 0, result.output
     rows = json.loads((out / "results.json").read_text())["rows"]

@@ -23,9 +23,10 @@ from pcm.perception.surprise import SurpriseMonitor
 from pcm.services import Services
 from pcm.models import RetrievedMemory
 
+from evals.router_pairs import LEVEL_OF_LABEL
 from evals.scenarios import holds, load_scenarios, run_scenarios
 
-RELATION_OF_LEVEL = {"low": "consistent", "medium": "novel", "high": "contradiction"}
+RELATION_OF_LEVEL = {level: label for label, level in LEVEL_OF_LABEL.items()}
 
 
 class PerfectJudge:

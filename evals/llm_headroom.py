@@ -18,13 +18,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pcm.config import PCMContext
+from pcm.formulas import LEVELS
 from pcm.llm import RelationJudgement
 from pcm.perception.surprise import SurpriseMonitor
 from pcm.services import Services
 from pcm.models import RetrievedMemory
 
 from evals.router_pairs import LEVEL_OF_LABEL
-from evals.scenarios import holds, load_scenarios, run_scenarios
+from evals.scenarios import holds, load_scenarios, routing_metrics, run_scenarios
 
 RELATION_OF_LEVEL = {level: label for label, level in LEVEL_OF_LABEL.items()}
 
@@ -86,17 +87,16 @@ def measure_headroom(path: str | Path, ctx: PCMContext, confidences: Iterable[fl
             judge = PerfectJudge(scenarios, answers)
             setting = ctx.replace(cascade_confidence=confidence)
             records = run_scenarios(scenarios, setting, PerfectJudgeServices(setting, judge), progress=False)
-            revised = [r.current_over_outdated for r in records if r.current_over_outdated is not None]
-            standing = [r.standing_first for r in records if r.standing_first is not None]
+            metrics = routing_metrics(records)
             rows.append({
                 "file": str(path), "cascade_confidence": confidence,
                 "judge": "perfect" if answers else "offline (asked, no answer)",
-                "routing_accuracy": sum(r.level == r.expected for r in records) / len(records),
-                "current_over_outdated": sum(revised) / len(revised) if revised else None,
-                "standing_first": sum(standing) / len(standing) if standing else None,
-                "low_routed_to_correction": sum(r.expected == "low" and r.level == "high" for r in records),
+                "routing_accuracy": metrics["routing_accuracy"],
+                "current_over_outdated": metrics["current_over_outdated"],
+                "standing_first": metrics["standing_fact_first"],
+                "low_routed_to_correction": metrics["confusion"][LEVELS.index("low")][LEVELS.index("high")],
                 "asked_turns": judge.asked["turns"], "turns": turns,
-                "asked_probes": sum(r.level_source == "llm" for r in records) if answers else None,
+                "asked_probes": metrics["level_sources"].get("llm", 0) if answers else None,
                 "probes": len(records)})
     return rows
 

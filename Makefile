@@ -27,11 +27,8 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(VENV)/bin/pcm demo
 
-# Two workers (one per core here), each test file on one worker so a file's shared fixtures start once.
-TEST_WORKERS ?= 2
-
 test: install
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q
 
 bench-latency: install
 	$(PY) -m evals latency --data $(LOCOMO)/conv-26.json

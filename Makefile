@@ -27,8 +27,13 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(VENV)/bin/pcm demo
 
+# Two worker processes (one per core here), each test file on one worker so a file's shared fixtures
+# (the LLM server) start once, and one OpenMP/torch thread per worker: with torch's default of one
+# thread per core, two workers fight over both cores and the suite gains nothing (measured, see the log).
+TEST_WORKERS ?= 2
+
 test: install
-	$(PY) -m pytest -q
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench-latency: install
 	$(PY) -m evals latency --data $(LOCOMO)/conv-26.json

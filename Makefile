@@ -38,11 +38,14 @@ test: install
 bench-latency: install
 	$(PY) -m evals latency --data $(LOCOMO)/conv-26.json
 
+# Scenario replays (bench-scenarios, calibrate) run on this many processes; the records do not depend on it.
+EVAL_WORKERS ?= 2
+
 bench-scenarios: install
-	$(PY) -m evals scenarios --data $(DEV2) --out results/scenarios-dev2
-	$(PY) -m evals scenarios --data $(DEV3) --out results/scenarios-dev3
-	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test
-	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind
+	$(PY) -m evals scenarios --data $(DEV2) --out results/scenarios-dev2 --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(DEV3) --out results/scenarios-dev3 --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind --workers $(EVAL_WORKERS)
 
 bench-followups: install
 	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups
@@ -69,7 +72,7 @@ llm-server: install
 	$(VENV)/bin/pcm serve-llm
 
 calibrate: install
-	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2) --chat $(LOCOMO)/conv-26.json --pairs-per-level 300
+	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2) --chat $(LOCOMO)/conv-26.json --pairs-per-level 300 --workers $(EVAL_WORKERS)
 
 # The relation model (pcm/calibration/relation.json) from training/relation_pairs, thresholds on the dev files.
 # The pair router's cue path reads the calibrated router, so after `make calibrate` run this again: the head

@@ -50,6 +50,7 @@ def scenarios(
     contributions: bool = typer.Option(True, "--contributions/--no-contributions",
                                        help="also measure each signal's contribution to the calibrated router"),
     default_scorer: Optional[str] = typer.Option(None, help="the scorer the system uses (default: config)"),
+    workers: int = typer.Option(1, min=1, help="processes that replay the scenarios (the records do not depend on it)"),
 ) -> None:
     """Routing accuracy, macro-F1, current-over-outdated (per language), supersession and false alarms
     per scorer and router, with the dense baseline, on one file."""
@@ -75,7 +76,7 @@ def scenarios(
     records = {}
     for name in scorer:
         ctx = base.replace(scorer=name, router="threshold")
-        records[name] = run_scenarios(rows, ctx, services)
+        records[name] = run_scenarios(rows, ctx, services, workers=workers)
         results["scorers"][name] = routing_metrics(records[name])
     cascades = {"calibrated": base.replace(router="calibrated"),
                 # ablation: the configured level prior for every turn, not the user's own estimate
@@ -99,7 +100,7 @@ def scenarios(
     for name, cascade in cascades.items():
         if name not in router and name != base.router:
             continue
-        records[name] = run_scenarios(rows, cascade, services)
+        records[name] = run_scenarios(rows, cascade, services, workers=workers)
         results["scorers"][name] = routing_metrics(records[name])
         results["scorers"][name].update(s_eff_scorer=cascade.scorer, level_prior=cascade.level_prior,
                                         level_prior_turns=cascade.level_prior_turns,
@@ -108,8 +109,8 @@ def scenarios(
     results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
     if contributions and fitted_on and Path(fitted_on).exists():
         signals_only = base.replace(router="off", scorer="nll")
-        train = run_scenarios(load_scenarios(fitted_on), signals_only, services)
-        held_out = run_scenarios(rows, signals_only, services)
+        train = run_scenarios(load_scenarios(fitted_on), signals_only, services, workers=workers)
+        held_out = run_scenarios(rows, signals_only, services, workers=workers)
         results["signal_contributions"] = signal_contributions(train, held_out)
     shipped = records.get(base.router) or next(iter(records.values()))
     _log_to_langsmith("scenarios", [
@@ -146,6 +147,7 @@ def calibrate(
     chat: list[Path] = typer.Option([], help="LoCoMo conversation JSON files whose turns the routers learn as "
                                              "\"low\" (a chat between friends)"),
     file_weight: float = typer.Option(3.0, help="how many times each probe of --data counts in the routers' fit"),
+    workers: int = typer.Option(1, min=1, help="processes that replay the scenarios (the records do not depend on it)"),
 ) -> None:
     """Fit θ_low/θ_high per scorer and the signal router on one file (plus scenarios built from the
     relation training pairs and the turns of --chat conversations); report on another. Needs the
@@ -171,14 +173,14 @@ def calibrate(
     started = time.perf_counter()
     ctx = load_context(router="off", scorer="nll")
     services = Services(ctx)
-    records = run_scenarios(load_scenarios(data), ctx, services)
+    records = run_scenarios(load_scenarios(data), ctx, services, workers=workers)
     pair_records, note = [], {}
     if pairs_per_level:
         pairs = load_pairs()
         relation = load_relation_model(ctx.relation_model_path)
         scenarios = pair_scenarios(pairs, pairs_per_level, seed=0)
         pair_records = out_of_fold_relation_signals(
-            run_scenarios(scenarios, ctx, services), scenarios, pairs, services.embedder.encode,
+            run_scenarios(scenarios, ctx, services, workers=workers), scenarios, pairs, services.embedder.encode,
             relation.features, float(relation.spec.get("C", 0.01)), folds=folds, seed=0,
             rank=relation.basis.rank if relation.basis is not None else 0)
         note = {"per_level": pairs_per_level, "folds": folds, "pairs": len(pairs), "seed": 0}
@@ -193,7 +195,8 @@ def calibrate(
     typer.echo(json.dumps(calibration["thresholds"], indent=2))
     if evaluate is not None:
         held_out = load_scenarios(evaluate)
-        evaluated = run_scenarios(held_out, load_context(router="calibrated", calibration_file=str(out)), services)
+        evaluated = run_scenarios(held_out, load_context(router="calibrated", calibration_file=str(out)), services,
+                                  workers=workers)
         metrics = routing_metrics(evaluated)
         typer.echo(f"held-out {evaluate}: routing accuracy {metrics['routing_accuracy']:.3f}, "
                    f"macro-F1 {metrics['macro_f1']:.3f}, current-over-outdated {metrics['current_over_outdated']}")

@@ -10,6 +10,8 @@ kept, to score whether the right one (holding `outdated`) was retired.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import logging
 import tempfile
@@ -149,9 +151,14 @@ def replay_moment(index: int) -> str:
 
 
 def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | None = None,
-                  progress: bool = True) -> list[ScenarioRecord]:
+                  progress: bool = True, workers: int = 1) -> list[ScenarioRecord]:
     """Replay every scenario in its own user namespace of a temporary data directory, on a fixed
-    clock (`REPLAY_START`), so the same code gives the same records on any day."""
+    clock (`REPLAY_START`), so the same code gives the same records on any day. With `workers` > 1
+    the scenarios are replayed in that many processes (`replay_in_processes`)."""
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if workers > 1 and len(scenarios) > 1:
+        return replay_in_processes(scenarios, ctx, services, progress, workers)
     records = []
     with tempfile.TemporaryDirectory(prefix="pcm-scenarios-") as folder:
         ctx = ctx.replace(data_dir=folder)
@@ -190,6 +197,49 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
                 level_probabilities=packet.get("level_probabilities") or None,
                 pair_verdict_level=pair_verdict_level(packet.get("relations"))))
     return records
+
+
+#: scenarios per task of a parallel replay: small enough to balance two workers, large enough that
+#: a task's set-up (a temporary data directory, a graph) is a small part of it
+REPLAY_BATCH = 8
+
+
+def replay_in_processes(scenarios: list[dict], ctx: PCMContext, services: Services | None, progress: bool,
+                        workers: int) -> list[ScenarioRecord]:
+    """`run_scenarios` over `workers` spawned processes, each with its own models and one torch
+    thread (two processes on two cores, each at torch's default of a thread per core, fight over
+    them). Each scenario is its own user on a fixed clock, so the records are those of one process,
+    in the order given: the same decisions, and numbers equal to 1e-6 (texts embedded in other
+    batches differ in the last bits; `make bench-scenarios` on dev3 measured it, see the log).
+
+    A given chat model cannot be sent to another process: such a replay must use one worker."""
+    if services is not None and services.chat_model is not None:
+        raise ValueError("a replay with a given chat model runs in one process (workers=1)")
+    batches = [scenarios[start:start + REPLAY_BATCH] for start in range(0, len(scenarios), REPLAY_BATCH)]
+    pool = _replay_pool(workers)
+    with tqdm(total=len(scenarios), desc=f"scenarios ({ctx.scorer}/{ctx.router}, {workers} processes)",
+              disable=None if progress else True) as bar:
+        futures = [pool.submit(run_scenarios, batch, ctx, None, False) for batch in batches]
+        for future, batch in zip(futures, batches):
+            future.add_done_callback(lambda _, n=len(batch): bar.update(n))
+        return [record for future in futures for record in future.result()]
+
+
+@functools.cache
+def _replay_pool(workers: int):
+    """One pool per worker count for the whole command, so each process loads the models once."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_one_torch_thread)
+    atexit.register(pool.shutdown, cancel_futures=True)
+    return pool
+
+
+def _one_torch_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def standing_first(contents: list[str], scenario: dict) -> bool:

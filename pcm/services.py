@@ -58,6 +58,11 @@ class Services:
         local models are shared through the process-wide cache, not loaded again."""
         return Services(ctx, chat_model=self._chat_model)
 
+    @property
+    def chat_model(self) -> object | None:
+        """The chat model given at construction (None: built from the settings, or offline)."""
+        return self._chat_model
+
     @cached_property
     def embedder(self) -> Embedder:
         with self._init_lock:

@@ -238,8 +238,6 @@ def test_calibration_learns_chat_turns_as_low_and_counts_the_file_by_its_weight(
 @pytest.mark.parametrize("name", ["scenarios_dev2.jsonl", "scenarios_dev3.jsonl", "scenarios_test.jsonl",
                                   "scenarios_blind.jsonl"])
 def test_shipped_scenario_files_load_with_unique_ids_and_every_level(name):
-    from pathlib import Path
-
     rows = load_scenarios(Path(__file__).resolve().parents[2] / "evals" / "data" / name)
     assert len({r["id"] for r in rows}) == len(rows)
     assert {r["expected_level"] for r in rows} == {"low", "medium", "high"}

@@ -38,7 +38,8 @@ test: install
 bench-latency: install
 	$(PY) -m evals latency --data $(LOCOMO)/conv-26.json
 
-# Scenario replays (bench-scenarios, calibrate) run on this many processes; the records do not depend on it.
+# Scenario replays (bench-scenarios, calibrate) and LoCoMo's conversations (bench-locomo) run on this many
+# processes; the figures do not depend on it.
 EVAL_WORKERS ?= 2
 
 bench-scenarios: install
@@ -51,7 +52,7 @@ bench-followups: install
 	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups
 
 bench-locomo: install
-	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only
+	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only --workers $(EVAL_WORKERS)
 
 bench-scale: install
 	$(PY) -m evals scale --data $(LOCOMO) --out results/scale

@@ -17,6 +17,8 @@ DEV_SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "dataset
 DEV2_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios_dev2.jsonl"
 REPLAY_WORKERS = typer.Option(1, "--workers", min=1,
                               help="processes that replay the scenarios (the records do not depend on it)")
+CONVERSATION_WORKERS = typer.Option(1, "--workers", min=1,
+                                    help="processes that score the conversations (the figures do not depend on it)")
 
 
 def _setup_logging() -> None:
@@ -234,6 +236,7 @@ def locomo(
     limit_conversations: Optional[int] = typer.Option(None, help="only the first N conversations"),
     limit_turns: Optional[int] = typer.Option(None, help="only the first N turns of each (quick runs)"),
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
+    workers: int = CONVERSATION_WORKERS,
 ) -> None:
     """Retrieval recall/NDCG of PCM, its ablations and BM25/dense/fusion baselines, in one run."""
     from evals.locomo import run_locomo
@@ -244,7 +247,7 @@ def locomo(
     _setup_logging()
     conversations = load_locomo(data)[:limit_conversations]
     results = run_locomo(conversations, load_context(config), limit_turns=limit_turns,
-                         answer_questions=not retrieval_only, judge=judge)
+                         answer_questions=not retrieval_only, judge=judge, workers=workers)
     results["data"] = str(data)
     _log_to_langsmith("locomo", results["items"], ["recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10"],
                       results)

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from evals.baselines import BM25Retriever, DenseRetriever, HybridRetriever, turn_documents
 from evals.judge import judge_answer
+from evals.processes import process_pool, refuse_given_chat_model
 from evals.metrics import aggregate, answer_scores, ndcg_at_k, paired_difference, recall_at_k, session_hit_at_k
 from evals.scenarios import SEARCH_ABLATIONS
 from pcm.api import PCM
@@ -99,57 +100,59 @@ def summarise(rows: list[dict], seconds: float) -> dict:
 
 def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Services | None = None,
                progress: bool = True, limit_turns: int | None = None, answer_questions: bool = True,
-               judge: bool = True) -> dict:
+               judge: bool = True, workers: int = 1) -> dict:
     """Score every system on every conversation; see the module docstring.
 
     `items` in the result holds PCM's per-question figures (for `analyze` and LangSmith);
     with an LLM, answers are scored by the four answer metrics and, with `judge`, by an
-    LLM judge (Mem0's protocol, `evals.judge`).
+    LLM judge (Mem0's protocol, `evals.judge`). With `workers` > 1 the conversations are
+    scored in that many processes (`evals.processes`), the longest first; each is its own
+    user, so the figures are those of one process, merged in the conversations' order.
     """
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
     started_all = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
-        ctx = ctx.replace(data_dir=folder, llm_reply=False)      # ingested turns need no replies
-        services = Services(ctx) if services is None else services.with_context(ctx)
-        services.warm_up()
-        pcm = PCM(ctx, services, checkpointer=InMemorySaver())
-        reingested = {name: PCM(ctx.replace(data_dir=f"{folder}/{name}", **settings),
-                                services.with_context(ctx.replace(data_dir=f"{folder}/{name}", **settings)),
-                                checkpointer=InMemorySaver())
-                      for name, settings in REINGESTED_VARIANTS.items()}
-        rows: dict[str, list[dict]] = {}
-        seconds: dict[str, float] = {}
-        cost: dict = {"latencies": [], "no_routing_latencies": [], "llm_calls": 0, "llm_tokens": 0, "turns": 0,
-                      "memories": {}, "agents": {}}
-        misses, qa_rows, items = [], [], []
-        for conversation in conversations:
-            for name, timed in _ingestions(pcm, reingested, conversation, progress, limit_turns, cost):
-                seconds[name] = seconds.get(name, 0.0) + timed
-            turn_ids = {t.dia_id for t in conversation.turns[:limit_turns]}
-            questions = answerable(conversation, turn_ids)
-            documents = [d for d in turn_documents(conversation) if set(d.dialog_ids) <= turn_ids]
-            retrievers = _baselines(documents, services)
-            systems: dict[str, Callable[[str], list[list[str]]]] = {
-                name: _pcm_search(pcm, conversation, options) for name, options in PCM_VARIANTS.items()}
-            systems.update((name, _pcm_search(system, conversation, {})) for name, system in reingested.items())
-            for name, retriever in retrievers.items():
-                systems[name] = _baseline_search(retriever)
-            for name, search in systems.items():
-                begun = time.perf_counter()
-                for question in questions:
-                    ranked = search(question.question)
-                    row = score_ranking(ranked, question)
-                    rows.setdefault(name, []).append(row)
-                    if name == "pcm":
-                        items.append({"id": f"{conversation.sample_id}:{len(items)}",
-                                      "inputs": {"conversation": conversation.sample_id, "question": question.question},
-                                      "reference": {"answer": question.answer, "evidence": question.evidence,
-                                                    "category": question.category},
-                                      "outputs": row})
-                        if row["recall@10"] == 0:
-                            misses.append(_miss(pcm, conversation, question))
-                seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - begun
-            if answer_questions and services.llm is not None:
-                qa_rows.extend(_answer(pcm, services, conversation, turn_ids, judge))
+    ctx = ctx.replace(llm_reply=False)      # ingested turns need no replies
+    if workers > 1 and len(conversations) > 1:
+        refuse_given_chat_model(services)
+        pool = process_pool(workers)
+        longest_first = sorted(range(len(conversations)), key=lambda i: -len(conversations[i].turns))
+        futures = {i: pool.submit(_score_in_worker, conversations[i], ctx, limit_turns, answer_questions, judge)
+                   for i in longest_first}
+        with tqdm(total=len(conversations), desc=f"conversations ({workers} processes)",
+                  disable=None if progress else True) as bar:
+            for future in futures.values():
+                future.add_done_callback(lambda _: bar.update())
+            parts = [futures[i].result() for i in range(len(conversations))]
+        services = Services(ctx) if services is None else services
+    else:
+        with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
+            services = Services(ctx) if services is None else services
+            services.with_context(ctx.replace(data_dir=folder)).warm_up()
+            parts = [score_conversation(conversation, ctx.replace(data_dir=f"{folder}/{conversation.sample_id}"),
+                                        services, progress, limit_turns, answer_questions, judge)
+                     for conversation in conversations]
+    rows: dict[str, list[dict]] = {}
+    seconds: dict[str, float] = {}
+    cost = _no_cost()
+    misses, qa_rows, items = [], [], []
+    for part in parts:
+        for name, system_rows in part["rows"].items():
+            rows.setdefault(name, []).extend(system_rows)
+        for name, timed in part["seconds"].items():
+            seconds[name] = seconds.get(name, 0.0) + timed
+        for key in ("latencies", "no_routing_latencies"):
+            cost[key].extend(part["cost"][key])
+        for key in ("llm_calls", "llm_tokens", "turns"):
+            cost[key] += part["cost"][key]
+        cost["memories"].update(part["cost"]["memories"])
+        for agent, count in part["cost"]["agents"].items():
+            cost["agents"][agent] = cost["agents"].get(agent, 0) + count
+        misses.extend(part["misses"])
+        qa_rows.extend(part["qa_rows"])
+        numbered = len(items)
+        items.extend({"id": f"{item['inputs']['conversation']}:{numbered + n}", **item}
+                     for n, item in enumerate(part["items"]))
     latencies = np.asarray(cost["latencies"] or [0.0])
     asked_in = [item["inputs"]["conversation"] for item in items]    # the conversation of each PCM row
     no_routing_latencies = np.asarray(cost["no_routing_latencies"] or [0.0])
@@ -159,7 +162,7 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         "conversations": [c.sample_id for c in conversations],
         "questions": len(rows.get("pcm", [])),
         "settings": {"scorer": ctx.scorer, "router": ctx.router, "top_k_scored": max(KS),
-                     "limit_turns": limit_turns},
+                     "limit_turns": limit_turns, "workers": workers},
         "systems": {name: summarise(r, seconds.get(name, 0.0)) for name, r in rows.items()},
         # each system against PCM on the same questions: is a gap more than these questions' noise?
         "versus_pcm": {name: {f"recall@{k}": paired_difference(r, rows["pcm"], f"recall@{k}", groups=asked_in)
@@ -177,6 +180,62 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         "misses": misses[:25],
         "items": items,
     }
+
+
+def _no_cost() -> dict:
+    """The cost figures of no turn yet (`_ingestions` adds each conversation's)."""
+    return {"latencies": [], "no_routing_latencies": [], "llm_calls": 0, "llm_tokens": 0, "turns": 0,
+            "memories": {}, "agents": {}}
+
+
+def score_conversation(conversation: Conversation, ctx: PCMContext, services: Services, progress: bool,
+                       limit_turns: int | None, answer_questions: bool, judge: bool) -> dict:
+    """One conversation's share of `run_locomo`: its ingestions (PCM's and each re-ingested
+    ablation's, in `ctx.data_dir`), every system's rows on its questions, its cost figures, PCM's
+    misses and per-question items (numbered when merged), and its answers when an LLM is set."""
+    services = services.with_context(ctx)     # the memory store lives in the services' data directory
+    pcm = PCM(ctx, services, checkpointer=InMemorySaver())
+    reingested = {name: PCM(ctx.replace(data_dir=f"{ctx.data_dir}/{name}", **settings),
+                            services.with_context(ctx.replace(data_dir=f"{ctx.data_dir}/{name}", **settings)),
+                            checkpointer=InMemorySaver())
+                  for name, settings in REINGESTED_VARIANTS.items()}
+    rows: dict[str, list[dict]] = {}
+    cost = _no_cost()
+    seconds = dict(_ingestions(pcm, reingested, conversation, progress, limit_turns, cost))
+    misses, items = [], []
+    turn_ids = {t.dia_id for t in conversation.turns[:limit_turns]}
+    questions = answerable(conversation, turn_ids)
+    documents = [d for d in turn_documents(conversation) if set(d.dialog_ids) <= turn_ids]
+    retrievers = _baselines(documents, services)
+    systems: dict[str, Callable[[str], list[list[str]]]] = {
+        name: _pcm_search(pcm, conversation, options) for name, options in PCM_VARIANTS.items()}
+    systems.update((name, _pcm_search(system, conversation, {})) for name, system in reingested.items())
+    for name, retriever in retrievers.items():
+        systems[name] = _baseline_search(retriever)
+    for name, search in systems.items():
+        begun = time.perf_counter()
+        for question in questions:
+            row = score_ranking(search(question.question), question)
+            rows.setdefault(name, []).append(row)
+            if name == "pcm":
+                items.append({"inputs": {"conversation": conversation.sample_id, "question": question.question},
+                              "reference": {"answer": question.answer, "evidence": question.evidence,
+                                            "category": question.category},
+                              "outputs": row})
+                if row["recall@10"] == 0:
+                    misses.append(_miss(pcm, conversation, question))
+        seconds[name] = time.perf_counter() - begun
+    qa_rows = (_answer(pcm, services, conversation, turn_ids, judge)
+               if answer_questions and services.llm is not None else [])
+    return {"rows": rows, "seconds": seconds, "cost": cost, "misses": misses, "qa_rows": qa_rows, "items": items}
+
+
+def _score_in_worker(conversation: Conversation, ctx: PCMContext, limit_turns: int | None, answer_questions: bool,
+                     judge: bool) -> dict:
+    """`score_conversation` in a worker process, in a temporary data directory of its own."""
+    with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
+        ctx = ctx.replace(data_dir=folder)
+        return score_conversation(conversation, ctx, Services(ctx), False, limit_turns, answer_questions, judge)
 
 
 def _ingestions(pcm: PCM, reingested: dict[str, PCM], conversation: Conversation, progress: bool,

@@ -10,8 +10,6 @@ kept, to score whether the right one (holding `outdated`) was retired.
 
 from __future__ import annotations
 
-import atexit
-import functools
 import json
 import logging
 import tempfile
@@ -23,6 +21,7 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
+from evals.processes import process_pool, refuse_given_chat_model
 from evals.router_pairs import LEVEL_OF_LABEL
 from pcm.api import PCM
 from pcm.config import PCMContext
@@ -206,40 +205,19 @@ REPLAY_BATCH = 8
 
 def replay_in_processes(scenarios: list[dict], ctx: PCMContext, services: Services | None, progress: bool,
                         workers: int) -> list[ScenarioRecord]:
-    """`run_scenarios` over `workers` spawned processes, each with its own models and one torch
-    thread (two processes on two cores, each at torch's default of a thread per core, fight over
-    them). Each scenario is its own user on a fixed clock, so the records are those of one process,
-    in the order given: the same decisions, and numbers equal to 1e-6 (texts embedded in other
-    batches differ in the last bits; `make bench-scenarios` on dev3 measured it, see the log).
-
-    A given chat model cannot be sent to another process: such a replay must use one worker."""
-    if services is not None and services.chat_model is not None:
-        raise ValueError("a replay with a given chat model runs in one process (workers=1)")
+    """`run_scenarios` over `workers` processes (`evals.processes`). Each scenario is its own user
+    on a fixed clock, so the records are those of one process, in the order given: the same
+    decisions, and numbers equal to 1e-6 (texts embedded in other batches differ in the last bits;
+    `make bench-scenarios` on dev3 measured it, see the log)."""
+    refuse_given_chat_model(services)
     batches = [scenarios[start:start + REPLAY_BATCH] for start in range(0, len(scenarios), REPLAY_BATCH)]
-    pool = _replay_pool(workers)
+    pool = process_pool(workers)
     with tqdm(total=len(scenarios), desc=f"scenarios ({ctx.scorer}/{ctx.router}, {workers} processes)",
               disable=None if progress else True) as bar:
         futures = [pool.submit(run_scenarios, batch, ctx, None, False) for batch in batches]
         for future, batch in zip(futures, batches):
             future.add_done_callback(lambda _, n=len(batch): bar.update(n))
         return [record for future in futures for record in future.result()]
-
-
-@functools.cache
-def _replay_pool(workers: int):
-    """One pool per worker count for the whole command, so each process loads the models once."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_one_torch_thread)
-    atexit.register(pool.shutdown, cancel_futures=True)
-    return pool
-
-
-def _one_torch_thread() -> None:
-    import torch
-
-    torch.set_num_threads(1)
 
 
 def standing_first(contents: list[str], scenario: dict) -> bool:

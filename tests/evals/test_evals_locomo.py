@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from comparison import numbers_within
 from typer.testing import CliRunner
 
 from evals.__main__ import app
@@ -44,6 +45,28 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
     assert results["cost"]["latency_p50"] > 0 and results["cost"]["llm_calls_per_turn"] == 0
     assert set(results["cost"]["memories"]) == {c.sample_id for c in two_conversations}
     assert "skipped" in results["qa"]
+
+
+def test_a_run_on_two_processes_gives_the_figures_of_one_process(tmp_path, two_conversations):
+    """`--workers 2` scores the conversations in two processes. Every question's figures, the
+    per-question items (ids included), the turns routed to each agent and the memories written
+    must be the one process's; the rankings come from embeddings batched alike, so equal to 1e-6."""
+    ctx = load_context(data_dir=str(tmp_path))
+    one = run_locomo(two_conversations, ctx, progress=False, limit_turns=TURNS)
+    two = run_locomo(two_conversations, ctx, progress=False, limit_turns=TURNS, workers=2)
+    assert (one["settings"]["workers"], two["settings"]["workers"]) == (1, 2)
+    assert [item["id"] for item in two["items"]] == [item["id"] for item in one["items"]]
+    assert numbers_within(two["items"], one["items"], 1e-6)
+    for name, metrics in one["systems"].items():
+        assert numbers_within({k: v for k, v in two["systems"][name].items() if k != "seconds"},
+                              {k: v for k, v in metrics.items() if k != "seconds"}, 1e-6), name
+    assert numbers_within(two["versus_pcm"], one["versus_pcm"], 1e-6)
+    for key in ("turns", "memories", "agents", "llm_calls_per_turn"):
+        assert two["cost"][key] == one["cost"][key], key
+    assert not list(tmp_path.iterdir())                    # both ran in temporary directories
+    with pytest.raises(ValueError, match="one process"):
+        run_locomo(two_conversations, ctx, Services(ctx, chat_model=object()), progress=False, limit_turns=4,
+                   workers=2)
 
 
 def test_one_conversation_never_answers_another(tmp_path, two_conversations):

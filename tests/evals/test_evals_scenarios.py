@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from comparison import numbers_within
 from typer.testing import CliRunner
 
 from evals.__main__ import app
@@ -309,17 +310,6 @@ def test_pair_verdict_level_reads_the_memory_the_input_is_most_about():
     assert m["routing_accuracy"] == pytest.approx(2 / 3) and m["pair_verdict_accuracy"] == pytest.approx(1 / 2)
 
 
-def _numbers_within(a, b, tolerance: float) -> bool:
-    """The same structure, the same non-numbers, and numbers within `tolerance`."""
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= tolerance
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_numbers_within(a[k], b[k], tolerance) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_numbers_within(x, y, tolerance) for x, y in zip(a, b))
-    return a == b
-
-
 def test_a_replay_on_two_processes_gives_the_records_of_one_process(ctx):
     """`--workers 2` splits a replay over two processes. Every decision (level, current over
     outdated, what was superseded, the still-true fact first) must be the one process's, and every
@@ -335,7 +325,7 @@ def test_a_replay_on_two_processes_gives_the_records_of_one_process(ctx):
     assert [r["id"] for r in two] == [r["id"] for r in one] == [s["id"] for s in rows]
     assert {r["expected"] for r in one} == {"low", "medium", "high"}
     for a, b in zip(one, two):
-        assert _numbers_within(a, b, 1e-6), a["id"]
+        assert numbers_within(a, b, 1e-6), a["id"]
     with pytest.raises(ValueError, match="one process"):
         run_scenarios(rows[:2], calibrated, Services(calibrated, chat_model=object()), progress=False, workers=2)
     with pytest.raises(ValueError, match="at least 1"):

@@ -128,7 +128,6 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
     else:
         with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
             services = Services(ctx) if services is None else services
-            services.with_context(ctx.replace(data_dir=folder)).warm_up()
             parts = [score_conversation(conversation, ctx.replace(data_dir=f"{folder}/{conversation.sample_id}"),
                                         services, progress, limit_turns, answer_questions, judge)
                      for conversation in conversations]
@@ -194,6 +193,7 @@ def score_conversation(conversation: Conversation, ctx: PCMContext, services: Se
     ablation's, in `ctx.data_dir`), every system's rows on its questions, its cost figures, PCM's
     misses and per-question items (numbered when merged), and its answers when an LLM is set."""
     services = services.with_context(ctx)     # the memory store lives in the services' data directory
+    services.warm_up()                        # models load once per process, before any turn is timed
     pcm = PCM(ctx, services, checkpointer=InMemorySaver())
     reingested = {name: PCM(ctx.replace(data_dir=f"{ctx.data_dir}/{name}", **settings),
                             services.with_context(ctx.replace(data_dir=f"{ctx.data_dir}/{name}", **settings)),

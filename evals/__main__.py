@@ -15,10 +15,8 @@ app = typer.Typer(help="PCM evaluation harness. Every figure comes from what the
                   no_args_is_help=True, add_completion=False)
 DEV_SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "pcm_scenarios" / "dev.jsonl"
 DEV2_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios_dev2.jsonl"
-REPLAY_WORKERS = typer.Option(1, "--workers", min=1,
-                              help="processes that replay the scenarios (the records do not depend on it)")
-CONVERSATION_WORKERS = typer.Option(1, "--workers", min=1,
-                                    help="processes that score the conversations (the figures do not depend on it)")
+WORKERS = typer.Option(1, "--workers", min=1, help="processes that share the replay: each scenario or conversation "
+                                                   "is its own user, so the figures do not depend on it")
 
 
 def _setup_logging() -> None:
@@ -54,7 +52,7 @@ def scenarios(
     contributions: bool = typer.Option(True, "--contributions/--no-contributions",
                                        help="also measure each signal's contribution to the calibrated router"),
     default_scorer: Optional[str] = typer.Option(None, help="the scorer the system uses (default: config)"),
-    workers: int = REPLAY_WORKERS,
+    workers: int = WORKERS,
 ) -> None:
     """Routing accuracy, macro-F1, current-over-outdated (per language), supersession and false alarms
     per scorer and router, with the dense baseline, on one file."""
@@ -151,7 +149,7 @@ def calibrate(
     chat: list[Path] = typer.Option([], help="LoCoMo conversation JSON files whose turns the routers learn as "
                                              "\"low\" (a chat between friends)"),
     file_weight: float = typer.Option(3.0, help="how many times each probe of --data counts in the routers' fit"),
-    workers: int = REPLAY_WORKERS,
+    workers: int = WORKERS,
 ) -> None:
     """Fit θ_low/θ_high per scorer and the signal router on one file (plus scenarios built from the
     relation training pairs and the turns of --chat conversations); report on another. Needs the
@@ -236,7 +234,7 @@ def locomo(
     limit_conversations: Optional[int] = typer.Option(None, help="only the first N conversations"),
     limit_turns: Optional[int] = typer.Option(None, help="only the first N turns of each (quick runs)"),
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
-    workers: int = CONVERSATION_WORKERS,
+    workers: int = WORKERS,
 ) -> None:
     """Retrieval recall/NDCG of PCM, its ablations and BM25/dense/fusion baselines, in one run."""
     from evals.locomo import run_locomo

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from evals.baselines import BM25Retriever, DenseRetriever, HybridRetriever, turn_documents
 from evals.judge import judge_answer
-from evals.processes import process_pool, refuse_given_chat_model
+from evals.processes import refuse_given_chat_model, results_in_processes
 from evals.metrics import aggregate, answer_scores, ndcg_at_k, paired_difference, recall_at_k, session_hit_at_k
 from evals.scenarios import SEARCH_ABLATIONS
 from pcm.api import PCM
@@ -113,21 +113,16 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
         raise ValueError("workers must be at least 1")
     started_all = time.perf_counter()
     ctx = ctx.replace(llm_reply=False)      # ingested turns need no replies
+    services = Services(ctx) if services is None else services
     if workers > 1 and len(conversations) > 1:
         refuse_given_chat_model(services)
-        pool = process_pool(workers)
         longest_first = sorted(range(len(conversations)), key=lambda i: -len(conversations[i].turns))
-        futures = {i: pool.submit(_score_in_worker, conversations[i], ctx, limit_turns, answer_questions, judge)
-                   for i in longest_first}
-        with tqdm(total=len(conversations), desc=f"conversations ({workers} processes)",
-                  disable=None if progress else True) as bar:
-            for future in futures.values():
-                future.add_done_callback(lambda _: bar.update())
-            parts = [futures[i].result() for i in range(len(conversations))]
-        services = Services(ctx) if services is None else services
+        scored = results_in_processes(
+            _score_in_worker, [(conversations[i], ctx, limit_turns, answer_questions, judge) for i in longest_first],
+            workers, f"conversations ({workers} processes)", progress)
+        parts = [part for _, part in sorted(zip(longest_first, scored), key=lambda pair: pair[0])]
     else:
         with tempfile.TemporaryDirectory(prefix="pcm-locomo-") as folder:
-            services = Services(ctx) if services is None else services
             parts = [score_conversation(conversation, ctx.replace(data_dir=f"{folder}/{conversation.sample_id}"),
                                         services, progress, limit_turns, answer_questions, judge)
                      for conversation in conversations]

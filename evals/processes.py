@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import atexit
 import functools
+from collections.abc import Callable
+
+from tqdm import tqdm
 
 
 @functools.cache
@@ -20,6 +23,19 @@ def process_pool(workers: int):
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_one_torch_thread)
     atexit.register(pool.shutdown, cancel_futures=True)
     return pool
+
+
+def results_in_processes(function: Callable, tasks: list[tuple], workers: int, description: str, progress: bool,
+                         sizes: list[int] | None = None) -> list:
+    """`function(*task)` for each task on `workers` processes, submitted and returned in the order
+    given; the progress bar counts `sizes[i]` (default 1) when task i ends."""
+    pool = process_pool(workers)
+    sizes = sizes or [1] * len(tasks)
+    with tqdm(total=sum(sizes), desc=description, disable=None if progress else True) as bar:
+        futures = [pool.submit(function, *task) for task in tasks]
+        for future, size in zip(futures, sizes):
+            future.add_done_callback(lambda _, n=size: bar.update(n))
+        return [future.result() for future in futures]
 
 
 def refuse_given_chat_model(services) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
-from evals.processes import process_pool, refuse_given_chat_model
+from evals.processes import refuse_given_chat_model, results_in_processes
 from evals.router_pairs import LEVEL_OF_LABEL
 from pcm.api import PCM
 from pcm.config import PCMContext
@@ -211,13 +211,10 @@ def replay_in_processes(scenarios: list[dict], ctx: PCMContext, services: Servic
     `make bench-scenarios` on dev3 measured it, see the log)."""
     refuse_given_chat_model(services)
     batches = [scenarios[start:start + REPLAY_BATCH] for start in range(0, len(scenarios), REPLAY_BATCH)]
-    pool = process_pool(workers)
-    with tqdm(total=len(scenarios), desc=f"scenarios ({ctx.scorer}/{ctx.router}, {workers} processes)",
-              disable=None if progress else True) as bar:
-        futures = [pool.submit(run_scenarios, batch, ctx, None, False) for batch in batches]
-        for future, batch in zip(futures, batches):
-            future.add_done_callback(lambda _, n=len(batch): bar.update(n))
-        return [record for future in futures for record in future.result()]
+    replayed = results_in_processes(run_scenarios, [(batch, ctx, None, False) for batch in batches], workers,
+                                    f"scenarios ({ctx.scorer}/{ctx.router}, {workers} processes)", progress,
+                                    sizes=[len(batch) for batch in batches])
+    return [record for records in replayed for record in records]
 
 
 def standing_first(contents: list[str], scenario: dict) -> bool:

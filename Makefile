@@ -9,7 +9,7 @@ TESTSET ?= evals/data/scenarios_test.jsonl
 BLIND ?= evals/data/scenarios_blind.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-llm calibrate fit-relation studio llm-server \
+.PHONY: install demo test bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -51,11 +51,19 @@ bench-scenarios: install
 bench-followups: install
 	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups
 
+# The report marks the conversations a shipped model was fitted on (those the calibration file records:
+# `make calibrate --chat`), and gives the correction share and routing on/off over all and over the others.
 bench-locomo: install
 	$(PY) -m evals locomo --data $(LOCOMO) --out results/locomo --retrieval-only --workers $(EVAL_WORKERS)
 
 bench-scale: install
 	$(PY) -m evals scale --data $(LOCOMO) --out results/scale
+
+# Search p50/p99 in this process while another process ingests turns of the same user (embedded storage),
+# beside the same searches with no writer (evals/bench/concurrency.py). One torch thread per process, as in
+# `make test`: two processes with one thread per core each fight over the cores (search p50 0.1-0.6 s, not 0.04).
+bench-concurrency: install
+	OMP_NUM_THREADS=1 $(PY) -m evals concurrency --data $(LOCOMO)/conv-26.json --out results/concurrency
 
 # PostgreSQL (Debian's packages) and a Chroma server on 127.0.0.1, for a developer; prints the PCM_* settings.
 services: install
@@ -78,13 +86,14 @@ calibrate: install
 # The relation model (pcm/calibration/relation.json) from training/relation_pairs, thresholds on the dev files.
 # The pair router's cue path reads the calibrated router, so after `make calibrate` run this again: the head
 # comes out the same (it reads no calibration) and the thresholds match the new calibration.
-# (`--cross-encoder-part-epochs 3` would add the cross-encoder part, about 9 more minutes; measured, not
-# shipped: see docs/measurement-log.md, 2026-11-27 morning.)
 fit-relation: install
 	$(PY) -m evals fit-relation --out pcm/calibration/relation.json --dev $(SCENARIOS) --dev $(DEV2)
 
+# Studio on loopback: data in $PCM_DATA_DIR (default ./data/studio); Studio's token-less requests run
+# as the user $PCM_STUDIO_USER (default studio; see pcm/auth.py), API clients need a token.
 studio: install
-	$(VENV)/bin/langgraph dev --no-browser
+	PCM_DATA_DIR=$${PCM_DATA_DIR:-./data/studio} PCM_STUDIO_USER=$${PCM_STUDIO_USER:-studio} \
+		$(VENV)/bin/langgraph dev --no-browser
 
 # Re-render the README's pictures from the project itself: the workflow, and the knowledge-graph
 # page of the demo's memory as headless Chromium shows it.

@@ -56,9 +56,11 @@ def scenarios(
 ) -> None:
     """Routing accuracy, macro-F1, current-over-outdated (per language), supersession and false alarms
     per scorer and router, with the dense baseline, on one file."""
-    from evals.calibration import file_digest, signal_contributions
-    from evals.report import write_scenario_report
-    from evals.scenarios import load_scenarios, routing_metrics, run_scenarios, scenario_files
+    from evals.bench.report import write_scenario_report
+    from evals.bench.scenarios import (load_scenarios, relation_without_cue_path, routing_metrics, run_scenarios,
+                                       scenario_files)
+    from evals.fit.calibration import signal_contributions
+    from evals.provenance import file_digest
     from pcm.config import load_calibration, load_context
     from pcm.perception.relation import load_relation_model
     from pcm.services import Services
@@ -91,7 +93,7 @@ def scenarios(
                 # ablation: no surprise routing, every turn to maintenance (as bench-locomo's pcm-routing-off)
                 "routing-off": base.replace(router="off"),
                 "pair-without-cue-path": base.replace(router="pair", relation_model_file=str(
-                    _relation_without_cue_path(base.relation_model_path, out)))}
+                    relation_without_cue_path(base.relation_model_path, out)))}
     unknown = set(router) - set(cascades)
     if unknown:
         raise typer.BadParameter(f"unknown routers {sorted(unknown)}; known: {sorted(cascades)}")
@@ -128,16 +130,6 @@ def scenarios(
     typer.echo((out / "report.md").read_text(encoding="utf-8"))
 
 
-def _relation_without_cue_path(model: Path, out: Path) -> Path:
-    """A copy of the relation model whose thresholds are those chosen without the cue path (ablation)."""
-    spec = json.loads(model.read_text(encoding="utf-8"))
-    spec["thresholds"] = spec.get("thresholds_without_cue_path") or {**spec.get("thresholds", {}), "cue": 1.01}
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "relation-without-cue-path.json"
-    path.write_text(json.dumps(spec), encoding="utf-8")
-    return path
-
-
 @app.command()
 def calibrate(
     data: Path = typer.Option(DEV_SCENARIOS, help="scenario JSONL file to fit on"),
@@ -154,10 +146,11 @@ def calibrate(
     """Fit θ_low/θ_high per scorer and the signal router on one file (plus scenarios built from the
     relation training pairs and the turns of --chat conversations); report on another. Needs the
     relation model (`make fit-relation`)."""
-    from evals.calibration import file_digest, fit_calibration, save_calibration
-    from evals.relation_fit import load_pairs
-    from evals.router_pairs import chat_turn_records, out_of_fold_relation_signals, pair_scenarios
-    from evals.scenarios import load_scenarios, routing_metrics, run_scenarios
+    from evals.bench.scenarios import load_scenarios, routing_metrics, run_scenarios
+    from evals.fit.calibration import fit_calibration, save_calibration
+    from evals.fit.relation_pairs import load_pairs
+    from evals.fit.router_pairs import chat_turn_records, out_of_fold_relation_signals, pair_scenarios
+    from evals.provenance import file_digest
     from pcm.config import load_context
     from pcm.datasets.locomo import load_locomo
     from pcm.perception.relation import load_relation_model
@@ -209,20 +202,13 @@ def fit_relation_command(
     out: Path = typer.Option(Path("pcm/calibration/relation.json"), help="relation model file to write"),
     dev: list[Path] = typer.Option([DEV_SCENARIOS, DEV2_SCENARIOS], help="dev scenario files for the thresholds"),
     lm_pairs: int = typer.Option(0, help="also compare the causal LM's hidden states on this many pairs (slow)"),
-    cross_encoder_epochs: int = typer.Option(0, help="also compare the shipped encoder fine-tuned as a cross-encoder "
-                                                     "for this many epochs (about 2.9 minutes each here; not shipped)"),
-    cross_encoder_part_epochs: int = typer.Option(0, help="fit the shipped cross-encoder part (low-rank update of "
-                                                          "the encoder) for this many epochs; 0: the head alone"),
 ) -> None:
     """Fit the pair relation model on training/relation_pairs (group-held-out accuracy per label, kind
     and language for each input variant) and choose the pair router's thresholds on the dev files."""
-    from evals.relation_fit import fit_relation
+    from evals.fit.relation_fit import fit_relation
 
     _setup_logging()
-    if cross_encoder_epochs < 0 or cross_encoder_part_epochs < 0:
-        raise typer.BadParameter("--cross-encoder-epochs and --cross-encoder-part-epochs must be at least 0")
-    fit_relation(out, dev, lm_pairs, report=typer.echo, cross_encoder_epochs=cross_encoder_epochs,
-                 cross_encoder_part_epochs=cross_encoder_part_epochs)
+    fit_relation(out, dev, lm_pairs, report=typer.echo)
 
 
 @app.command()
@@ -236,9 +222,11 @@ def locomo(
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
     workers: int = WORKERS,
 ) -> None:
-    """Retrieval recall/NDCG of PCM, its ablations and BM25/dense/fusion baselines, in one run."""
-    from evals.locomo import run_locomo
-    from evals.report import write_locomo_report
+    """Retrieval recall/NDCG of PCM, its ablations and BM25/dense/fusion baselines, in one run; the
+    conversations a shipped model was fitted on are marked, and routing is compared on and off over all
+    conversations and over the others."""
+    from evals.bench.locomo import run_locomo
+    from evals.bench.report import write_locomo_report
     from pcm.config import load_context
     from pcm.datasets.locomo import load_locomo
 
@@ -258,13 +246,13 @@ def locomo(
 @app.command()
 def followups(
     data: Path = typer.Option(Path(__file__).resolve().parent / "data" / "followups_blind.jsonl",
-                              help="follow-up JSONL file (evals/followups.py says what it holds)"),
+                              help="follow-up JSONL file (evals/bench/followups.py says what it holds)"),
     out: Path = typer.Option(Path("results/followups"), help="output folder"),
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
 ) -> None:
     """After a revision, do later mentions of the old state leave it revised; after a look-alike, do
     later confirmations keep the still-true fact first? PCM with and without reaffirmation, dense alongside."""
-    from evals.followups import load_followups, report, run_followups
+    from evals.bench.followups import load_followups, report, run_followups
     from pcm.config import load_context
 
     _setup_logging()
@@ -287,7 +275,7 @@ def latency(
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
 ) -> None:
     """Per-turn latency percentiles of the offline pipeline over one conversation, models loaded first."""
-    from evals.latency import measure_latency
+    from evals.bench.latency import measure_latency
     from pcm.config import load_context
 
     _setup_logging()
@@ -305,8 +293,8 @@ def scale(
     configurations: str = typer.Option("embedded,servers", help="embedded and/or servers (PostgreSQL + Chroma)"),
     out: Path = typer.Option(Path("results/scale"), help="output folder"),
 ) -> None:
-    """Per-turn cost, search latency, bytes written, cold open and RSS as memory grows (see evals/scale.py)."""
-    from evals.scale import report, run_scale
+    """Per-turn cost, search latency, bytes written, cold open and RSS as memory grows (see evals/bench/scale.py)."""
+    from evals.bench.scale import report, run_scale
 
     _setup_logging()
     started = datetime.now(timezone.utc)
@@ -315,6 +303,33 @@ def scale(
                         embedding_cache=out / "embeddings.npz")
     results["date"] = started.isoformat(timespec="seconds")
     results["wall_seconds"] = (datetime.now(timezone.utc) - started).total_seconds()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    (out / "report.md").write_text(report(results) + "\n", encoding="utf-8")
+    typer.echo(report(results))
+
+
+@app.command()
+def concurrency(
+    data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),
+    conversation: Optional[str] = typer.Option(None, help="sample id (default: the first)"),
+    turns: int = typer.Option(60, min=1, help="turns the writer process ingests while this process searches"),
+    searches: int = typer.Option(1000, min=1, help="searches at most while the writer runs (one after another "
+                                                   "until it is done)"),
+    baseline_searches: int = typer.Option(100, min=1, help="searches with no writer (the baseline)"),
+    seed_turns: int = typer.Option(20, min=0, help="turns stored (in this process) before any search"),
+    config: Optional[Path] = typer.Option(None, help="PCM settings file (storage is embedded whatever it says)"),
+    out: Path = typer.Option(Path("results/concurrency"), help="output folder"),
+) -> None:
+    """Search p50/p95/p99/max while another process ingests turns of the same user (embedded storage),
+    beside the same searches with no writer; failed and stale searches, turns committed meanwhile."""
+    from evals.bench.concurrency import report, run_concurrency
+
+    _setup_logging()
+    started = datetime.now(timezone.utc)
+    results = run_concurrency(str(data), turns, searches, seed_turns, str(config) if config else None, conversation,
+                              baseline_searches=baseline_searches, progress=typer.echo)
+    results["date"] = started.isoformat(timespec="seconds")
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     (out / "report.md").write_text(report(results) + "\n", encoding="utf-8")
@@ -331,7 +346,7 @@ def llm(
 ) -> None:
     """LLM calls and tokens per ingested turn, validation failures and latency, in LLM mode on one
     conversation: against PCM_LLM_* when set, else the local SmolLM2 server (started here)."""
-    from evals.llm_bench import bench_report, run_llm_bench
+    from evals.bench.llm_bench import bench_report, run_llm_bench
     from pcm.config import load_context
 
     _setup_logging()
@@ -352,8 +367,8 @@ def llm_headroom(
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
 ) -> None:
     """How far LLM mode can go: the scenario replay with a perfect judge where the cascade would ask
-    the LLM, beside the same replay offline, at each cascade_confidence (evals/llm_headroom.py)."""
-    from evals.llm_headroom import headroom_report, measure_headroom
+    the LLM, beside the same replay offline, at each cascade_confidence (evals/bench/llm_headroom.py)."""
+    from evals.bench.llm_headroom import headroom_report, measure_headroom
     from pcm.config import load_context
 
     try:
@@ -376,7 +391,7 @@ def llm_headroom(
 def analyze(runs: list[Path] = typer.Argument(..., help="result folders (each with results.json)"),
             misses: int = typer.Option(10, help="worst misses to list")) -> None:
     """Compare runs side by side; show routing/S_eff distributions and PCM's worst misses."""
-    from evals.report import analyze_runs
+    from evals.bench.report import analyze_runs
 
     typer.echo(analyze_runs(runs, misses))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,26 +17,90 @@ from typing import Any
 from pcm.config import PCMContext, resolve_context
 from pcm.graph import build_graph
 from pcm.models import MemoryChange, RetrievedMemory
-from pcm.nodes import check_targets, validate_input, validate_turn
 from pcm.nodes.memory import flush_working_memory
 from pcm.perception.intent import classify_intent
 from pcm.services import Services
+from pcm.validation import AlreadyStored, admit_turn, validate_input, validate_user_id
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
+from pcm.world.records import (StorageError, is_damaged, move_aside, open_sqlite_read_only, storage_error, truncation,
+                               writable)
 from pcm.world.retrieval import retrieve
-from pcm.world.store import validate_user_id
 
 logger = logging.getLogger(__name__)
 
 
 def sqlite_checkpointer(data_dir: str | Path):
-    """A SQLite checkpointer under the data directory (working memory survives restarts)."""
+    """A SQLite checkpointer under the data directory (working memory survives restarts); see
+    `open_checkpoints`."""
+    return open_checkpoints(data_dir)[0]
+
+
+def _checkpoint_saver(database: Path, thorough: bool):
+    """A SqliteSaver on `database` with its tables made; sqlite3.DatabaseError if it is damaged."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path = Path(data_dir)
-    path.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path / "checkpoints.sqlite", check_same_thread=False, timeout=60)
-    connection.execute("PRAGMA journal_mode=WAL")
-    return SqliteSaver(connection)
+    connection = sqlite3.connect(database, check_same_thread=False, timeout=60)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        cut_short = truncation(connection, database)
+        if cut_short:
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({cut_short})")
+        saver = SqliteSaver(connection)
+        saver.setup()   # reads the schema: a garbled file fails here or above
+        if thorough:
+            found = connection.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if found != "ok":
+                raise sqlite3.DatabaseError(f"database disk image is malformed ({found})")
+        return saver
+    except BaseException:
+        connection.close()
+        raise
+
+
+def open_checkpoints(data_dir: str | Path, thorough: bool = False):
+    """(checkpointer, where a damaged checkpoint database was moved or None) for the data directory.
+
+    The checkpoints hold working memory: the recent turns of each thread not yet consolidated.
+    Long-term memory does not depend on them, so a damaged checkpoint database does not stop PCM
+    from opening: it is moved aside (`checkpoints.sqlite.damaged-<time>`, kept for inspection)
+    and a new, empty one made, with a warning that working memory was reset. Opening reads only
+    the schema; `thorough` (`pcm repair`) reads every page. In a folder this process cannot
+    write, the database is opened read-only (no turn can be stored there anyway)."""
+    folder = Path(data_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise (storage_error(error, folder) or error) from None
+    database = folder / "checkpoints.sqlite"
+    if not writable(folder, database):
+        return _read_only_checkpointer(database), None
+    try:
+        return _checkpoint_saver(database, thorough), None
+    except sqlite3.DatabaseError as error:
+        translated = storage_error(error, database)
+        if translated is not None:
+            raise translated from None
+        if not is_damaged(error):
+            raise
+        moved = move_aside(database)
+        logger.warning("working memory was reset: %s is damaged (%s), so it was moved to %s and an empty working "
+                       "memory started; long-term memory is intact", database, error, moved.name)
+    return _checkpoint_saver(database, thorough), moved
+
+
+def _read_only_checkpointer(database: Path):
+    """The checkpoints of a read-only data directory, for reading (empty if they cannot be read)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    if database.exists():
+        try:
+            saver = SqliteSaver(open_sqlite_read_only(database, check_same_thread=False))
+            saver.is_setup = True   # its setup writes (WAL mode, tables)
+            return saver
+        except (sqlite3.DatabaseError, StorageError) as error:
+            logger.warning("cannot read the working memory in %s (%s); it is empty here", database, error)
+    return InMemorySaver()
 
 
 def postgres_checkpointer(url: str):
@@ -63,12 +128,27 @@ class PCM:
     """
 
     def __init__(self, ctx: PCMContext | None = None, services: Services | None = None, checkpointer: Any = "config"):
-        self.ctx = resolve_context(ctx)
+        self.ctx = resolve_context(ctx, trusted=True)
         self.services = services or Services(self.ctx)
         if isinstance(checkpointer, str):
             checkpointer = make_checkpointer(self.ctx, None if checkpointer == "config" else checkpointer)
         self.checkpointer = checkpointer
         self.graph = build_graph(self.services, checkpointer=checkpointer)
+
+    @contextmanager
+    def _storage_errors(self):
+        """Raise a full disk or an unwritable data directory met while running a turn (by the
+        checkpointer, the lock files or the index; the graph store raises its own) as a
+        one-line `StorageError` naming the data directory."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as error:
+            named = getattr(error, "filename", None)
+            translated = storage_error(error, named or Path(self.ctx.data_dir) / "checkpoints.sqlite",
+                                       folder=self.ctx.data_dir)
+            if translated is None:
+                raise
+            raise translated from error
 
     def config(self, user_id: str, thread_id: str | None = None) -> dict:
         validate_user_id(user_id)
@@ -94,10 +174,10 @@ class PCM:
         payload = {"user_input": text, "user_id": user_id, "speaker": speaker, "timestamp": timestamp,
                    "dialog_ids": [] if dialog_ids is None else dialog_ids, "force_level": force_level,
                    "target_ids": [] if target_ids is None else target_ids, "note": note, "message_id": message_id}
-        validate_turn(payload, self.ctx)
-        check_targets(payload["target_ids"], user_id, self.services)
-        with self.services.store.exclusive(user_id) as owner:
-            if message_id and self.services.store.open(user_id).has_message(message_id):
+        with self._storage_errors(), self.services.store.exclusive(user_id) as owner:
+            try:         # the graph's entry edge admits it too, but LangGraph would checkpoint a refused input
+                admit_turn(payload, user_id, self.services.store, self.ctx)
+            except AlreadyStored:
                 return {"already_stored": True, "message_id": message_id}
             config["configurable"]["pcm_turn"] = owner
             durability = {"durability": "exit"} if self.checkpointer is not None else {}
@@ -117,7 +197,7 @@ class PCM:
         config = self.config(user_id, thread_id)
         thread = config["configurable"]["thread_id"]
         store = self.services.store
-        with store.exclusive(user_id) as owner:
+        with self._storage_errors(), store.exclusive(user_id) as owner:
             state = self.state(user_id, thread_id)
             marker = f"flush:{thread}:{state.get('committed_turn', state.get('turn', 0))}"
             changes = []

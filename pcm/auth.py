@@ -6,6 +6,13 @@ Authentication: a bearer token in the `Authorization` header, looked up in
 `authenticate` with your identity provider's check (a JWT verification, for example)
 in production; the rest stays.
 
+Studio: `langgraph.json` sets `disable_studio_auth`, so LangGraph's own shortcut (a request
+with `x-auth-scheme: langsmith` and no token runs as a shared Studio user) is off and every
+request reaches `authenticate`. There, a request with that header and no token is let in
+only when the deployment opts in by naming the user Studio runs as in `PCM_STUDIO_USER`
+(`make studio` does, for local development) and the request comes from loopback; else it
+is refused like any request without a token.
+
 Authorization: every thread, run and cron belongs to the user who created it, and no
 one else can read, search, update or run it; assistants (the served graph) are readable
 by all and changeable by none. The identity ends up in the run's config
@@ -37,9 +44,25 @@ def _tokens() -> dict[str, str]:
     return tokens
 
 
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def studio_user(headers: dict | None, scope: dict | None) -> str | None:
+    """The user a token-less Studio request runs as: `PCM_STUDIO_USER`, for a request with
+    `x-auth-scheme: langsmith` from loopback; None otherwise (the request needs a token)."""
+    user = os.environ.get("PCM_STUDIO_USER", "").strip()
+    if not user or (headers or {}).get(b"x-auth-scheme") != b"langsmith":
+        return None
+    client = (scope or {}).get("client") or ("", 0)
+    return user if client[0] in LOOPBACK else None
+
+
 @auth.authenticate
-async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+async def authenticate(authorization: str | None, headers: dict | None = None,
+                       scope: dict | None = None) -> Auth.types.MinimalUserDict:
     scheme, _, token = (authorization or "").partition(" ")
+    if not authorization and (user := studio_user(headers, scope)):
+        return {"identity": user, "is_authenticated": True}
     if scheme.lower() != "bearer" or not token.strip():
         raise Auth.exceptions.HTTPException(status_code=401, detail="send 'Authorization: Bearer <token>'")
     for known, user_id in _tokens().items():

@@ -1,11 +1,13 @@
-"""The `pcm` command line: demo, chat, ingest, memory inspection."""
+"""The `pcm` command line: demo, chat, ingest, memory inspection, repair."""
 
 from __future__ import annotations
 
 import functools
 import json
 import logging
+import os
 import signal
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -29,18 +32,42 @@ DataDir = typer.Option(None, "--data-dir", help="where memory is stored (default
 User = typer.Option("default", "--user", help="whose memory (each user's memory is separate)")
 ConfigFile = typer.Option(None, "--config", help="YAML settings file")
 
-USER_ERRORS = (ValueError, LookupError, OSError, json.JSONDecodeError)
+USER_ERRORS = (ValueError, LookupError, OSError, json.JSONDecodeError, sqlite3.Error)
+
+
+def error_line(error: BaseException, data_dir: Optional[Path] = None) -> str | None:
+    """The one line to show for an error the user can act on, or None for a bug (a traceback).
+
+    PCM raises a full disk, an unwritable folder or a damaged file as `StorageError` with its
+    own line; a raw OSError or sqlite3 error that reaches here anyway is named the same way."""
+    from pcm.world.records import StorageError, is_damaged, storage_error
+
+    if isinstance(error, (sqlite3.Error, OSError)) and not isinstance(error, StorageError):
+        where = Path(data_dir or os.environ.get("PCM_DATA_DIR") or "data")
+        named = getattr(error, "filename", None)
+        translated = storage_error(error, named or where, folder=None if named else where)
+        if translated is not None:
+            return translated.args[0]
+        if isinstance(error, sqlite3.Error):
+            if is_damaged(error):
+                return f"a database in {where} is damaged ({error}); run `pcm repair --data-dir {where}` to check it"
+            return None
+        if error.strerror:   # an OSError's first argument is its number
+            return f"{error.strerror}: {named}" if named else error.strerror
+    return str(error.args[0]) if error.args else str(error)
 
 
 def user_errors(command):
-    """Report user mistakes as one line on stderr (exit code 2), not a traceback."""
+    """Report user mistakes and storage problems as one line on stderr (exit code 2), not a traceback."""
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
         except USER_ERRORS as error:
-            message = error.args[0] if error.args else str(error)
-            errors.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+            message = error_line(error, kwargs.get("data_dir"))
+            if message is None:
+                raise
+            errors.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
             raise typer.Exit(2) from None
     return wrapper
 
@@ -198,6 +225,10 @@ def ingest(file: Path = typer.Argument(..., help="JSON list of {role, content} m
         task = progress.add_task(f"ingesting {len(turns)} turns", total=len(turns))
         result = ingest_turns(pcm, turns, user, thread, consolidate, on_turn=lambda *_: progress.advance(task))
     skipped = f", {result['already_stored']} already stored" if result["already_stored"] else ""
+    if result["reused_ids"]:
+        ids = ", ".join(result["reused_ids"][:10]) + (", ..." if len(result["reused_ids"]) > 10 else "")
+        errors.print(f"note: {len(result['reused_ids'])} messages reuse ids stored before with other text ({ids}); "
+                     "each was stored as a new message", highlight=False)
     console.print(f"ingested {len(turns)} turns for user {user!r}: {result['agents']}{skipped}; "
                   f"{len(pcm.memory(user))} memories in {pcm.ctx.data_dir}")
 
@@ -282,6 +313,47 @@ def memory_timeline(data_dir: Optional[Path] = DataDir, user: str = User, config
     console.print(f"wrote {weight_timeline(graph, out, ids or None)}")
 
 
+@app.command()
+@user_errors
+def repair(data_dir: Optional[Path] = DataDir,
+           user: Optional[str] = typer.Option(None, "--user", help="only this user (default: every user)"),
+           config: Optional[Path] = ConfigFile) -> None:
+    """Check the stored memory and rebuild the vector index (and a damaged working memory) from it.
+
+    memory.sqlite is checked page by page; each user's vector index is compared with their
+    memories and rebuilt where it lacks any; an index or working memory that cannot be read is
+    moved aside (*.damaged-<time>) and started anew. Exit code 2 if anything could not be repaired.
+    """
+    from pcm.api import open_checkpoints
+    from pcm.repair import repair_store
+    from pcm.services import Services
+    from pcm.world.records import StorageError
+
+    _quiet_logs()
+    ctx = _context(config, data_dir)
+    store = Services(ctx).store
+    report = repair_store(store, [user] if user else None)
+    if report.store_problems:
+        raise StorageError(f"{store.records.path or 'the graph store'} is damaged ({report.store_problems[0]}); it "
+                           "holds the long-term memory, which nothing else can rebuild: restore it from a backup")
+    if ctx.checkpointer == "sqlite":
+        saver, moved = open_checkpoints(ctx.data_dir, thorough=True)
+        saver.conn.close()
+        console.print(f"working memory: damaged, moved to {moved}; it starts empty" if moved else "working memory: ok",
+                      highlight=False)
+    for moved, reason in report.index_set_aside:
+        others = "; other users' vectors are rebuilt when they are next opened" if user else ""
+        console.print(f"vector index: damaged ({reason}), moved to {moved}; a new one was built{others}",
+                      highlight=False)
+    for found in report.users:
+        console.print(found.line(), highlight=False)
+    console.print(f"{store.records.path or 'graph store'}: ok; {report.total()}", highlight=False)
+    if not report.repaired:
+        failed = ", ".join(repr(u.user_id) for u in report.users if u.error)
+        raise StorageError(f"the vector index of {failed} could not be repaired (see above); the stored memories are "
+                           "intact, but search may miss some of them until `pcm repair` succeeds")
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -296,7 +368,8 @@ def serve_llm(data_dir: Optional[Path] = DataDir,
     The first use converts the model into a Hugging Face folder under the model cache
     (`model_cache`, default ~/.cache/pcm/models).
     """
-    from pcm.llm_server import LocalLLMServer, model_cache, prepare_model
+    from pcm.llm_server import LocalLLMServer
+    from pcm.model_files import model_cache, prepare_model
 
     _quiet_logs()
     ctx = _context(config, data_dir)

@@ -8,7 +8,9 @@ read from here: only from the environment or `.env` (see `pcm.llm`).
 Inside a graph run, `resolve_context` applies the same precedence to the runtime
 context: a context from `load_context` is complete and used as it is; one the LangGraph
 server builds from a request (Studio sends every field, most at their defaults) only
-overrides the settings of the environment in the fields whose values it changes.
+overrides the settings of the environment in the fields whose values it changes, and only
+in `CALLER_SETTINGS`: paths, URLs, models, limits and the algorithm's parameters belong to
+the deployment, and a run context that changes one of them is refused.
 """
 
 from __future__ import annotations
@@ -44,16 +46,25 @@ SPEC_THRESHOLDS: dict[str, tuple[float, float]] = {
 }
 
 
+#: the first setting of each group, in the order `PCMContext` declares them (`setting_groups`)
+GROUP_STARTS = {"domains": "perception", "top_k": "world", "eta": "evolution", "llm_model": "llm",
+                "data_dir": "storage", "max_input_chars": "serving"}
+#: what a caller may choose per run on a served graph: how many memories it gets back and whether an
+#: LLM reply is written. Everything else (paths, URLs, models, limits, how memory evolves) is the
+#: deployment's: a caller who could set `llm_base_url` would receive the deployment's LLM key.
+CALLER_SETTINGS = frozenset({"top_k", "min_score", "expansion_limit", "llm_reply"})
+MAX_TOP_K = 1000
+
+
 @dataclass(kw_only=True)
 class PCMContext:
-    """Settings of one PCM deployment (the spec's defaults unless overridden)."""
+    """Settings of one PCM deployment (the spec's defaults unless overridden), grouped by layer
+    (`SETTING_GROUPS`). Only `CALLER_SETTINGS` may differ per run on a server (`resolve_context`)."""
 
-    data_dir: str = "./data"
+    # ---- perception (layer 1): working memory, intent, surprise and the router
     domains: list[str] = field(default_factory=lambda: list(DEFAULT_DOMAINS))
-    # Layer 1: working memory, intent, surprise
     token_budget: int = 2000
     eviction_size: int = 2
-    max_input_chars: int = 20000
     intent_temperature: float = 0.05
     intent_smoothing: float = 0.5
     confidence_smoothing: bool = True
@@ -79,7 +90,15 @@ class PCMContext:
     # once it settles). On the shared LoCoMo conversations (dev data) one step sent 4.7% of turns to
     # correction, EM 1.5%, and PCM's R@10 rose 0.733 -> 0.740
     level_prior_iterations: int = 100
-    # Layer 2: retrieval and weights
+    surprise_model: str = ""
+    surprise_model_file: str = ""
+    # where the bundled GGUF is kept once converted to a plain folder (loads in ~1 s, not ~10 s);
+    # empty: $XDG_CACHE_HOME/pcm/models, else ~/.cache/pcm/models
+    model_cache: str = ""
+    calibration_file: str = ""
+    relation_model_file: str = ""
+
+    # ---- world model (layer 2): retrieval and weights
     top_k: int = 10
     min_score: float = 0.005
     lexical_weight: float = 0.6
@@ -107,7 +126,14 @@ class PCMContext:
     # conversations (dev data; docs/measurement-log.md, 2026-11-26/27 night); γ = 0 turns it off.
     informativeness_saturation: int = 30
     informativeness_exponent: float = 0.05
-    # Layer 3: evolution
+    embedding_model: str = ""
+    # whether the embedding model compares texts across scripts. all-MiniLM-L6-v2 does not: an
+    # English query scores about 0 against Chinese memories, so search ranks the memories in the
+    # other script by what it does know, P(d|I)·w, after those it can compare (`pcm.world.retrieval`).
+    # Set true with a multilingual encoder.
+    encoder_multilingual: bool = False
+
+    # ---- evolution (layer 3)
     eta: float = 0.05
     beta: float = 0.3
     gamma: float = 0.02
@@ -127,25 +153,14 @@ class PCMContext:
     # before the correction and search no longer puts the successor above it (`pcm.world.supersession`;
     # None: a supersession is never overturned)
     reaffirm_threshold: float | None = 0.7
-    # Models
-    embedding_model: str = ""
-    # whether the embedding model compares texts across scripts. all-MiniLM-L6-v2 does not: an
-    # English query scores about 0 against Chinese memories, so search ranks the memories in the
-    # other script by what it does know, P(d|I)·w, after those it can compare (`pcm.world.retrieval`).
-    # Set true with a multilingual encoder.
-    encoder_multilingual: bool = False
-    surprise_model: str = ""
-    surprise_model_file: str = ""
-    # where the bundled GGUF is kept once converted to a plain folder (loads in ~1 s, not ~10 s);
-    # empty: $XDG_CACHE_HOME/pcm/models, else ~/.cache/pcm/models
-    model_cache: str = ""
-    calibration_file: str = ""
-    relation_model_file: str = ""
+
+    # ---- LLM (optional; the key comes only from the environment: `pcm.llm.build_chat_model`)
     llm_model: str = ""
     llm_base_url: str = ""
     llm_timeout: float = 30.0
     llm_max_retries: int = 1
-    llm_turn_deadline: float = 20.0
+    # the most LLM time one turn may spend (every call gets what is left of it)
+    llm_turn_deadline: float = 3.0
     llm_breaker_failures: int = 3
     llm_cooldown: float = 30.0
     llm_max_tokens: int = 0
@@ -153,7 +168,9 @@ class PCMContext:
     llm_topics: int = 2
     llm_fact_batch: int = 8
     llm_reply: bool = True
-    # Storage
+
+    # ---- storage
+    data_dir: str = "./data"
     graph_store: str = "sqlite"
     vector_store: str = "chroma"
     checkpointer: str = "sqlite"
@@ -162,6 +179,12 @@ class PCMContext:
     open_users: int = 64
     lock_timeout: float = 60.0
     turn_timeout: float = 600.0
+
+    # ---- serving: limits on what a caller may send
+    max_input_chars: int = 20000
+    # how far a turn's timestamp may run ahead of this machine's clock (hours): a turn dated years
+    # ahead would otherwise decay every unconfirmed hypothesis of its user at once
+    clock_skew_hours: float = 24.0
 
     def __post_init__(self) -> None:
         for name, allowed in (("graph_store", GRAPH_STORES), ("vector_store", VECTOR_STORES),
@@ -186,8 +209,12 @@ class PCMContext:
             raise ValueError("level_prior_turns must not be negative and level_prior_iterations must be at least 1")
         if self.beta < 0 or self.gamma < 0:
             raise ValueError("beta and gamma must not be negative")
-        if self.token_budget < 16 or self.eviction_size < 1 or self.top_k < 1 or self.relation_top_k < 1:
-            raise ValueError("token_budget >= 16, eviction_size >= 1, top_k >= 1 and relation_top_k >= 1 are required")
+        if self.token_budget < 16 or self.eviction_size < 1 or self.relation_top_k < 1:
+            raise ValueError("token_budget >= 16, eviction_size >= 1 and relation_top_k >= 1 are required")
+        if not 1 <= self.top_k <= MAX_TOP_K or not 0 <= self.expansion_limit <= MAX_TOP_K:
+            raise ValueError(f"top_k must lie in [1, {MAX_TOP_K}] and expansion_limit in [0, {MAX_TOP_K}]")
+        if self.max_input_chars < 1 or self.clock_skew_hours < 0:
+            raise ValueError("max_input_chars must be at least 1 and clock_skew_hours not negative")
         if self.llm_timeout <= 0 or self.llm_turn_deadline <= 0 or self.llm_cooldown < 0:
             raise ValueError("llm_timeout and llm_turn_deadline must be positive, llm_cooldown not negative")
         if min(self.llm_max_retries, self.llm_max_tokens, self.llm_topics) < 0 or self.llm_breaker_failures < 1 \
@@ -236,6 +263,16 @@ class PCMContext:
         replaced = dataclasses.replace(self, **changes)
         replaced._complete = getattr(self, "_complete", False)
         return replaced
+
+
+def setting_groups() -> dict[str, list[str]]:
+    """The settings by layer (perception, world, evolution, llm, storage, serving), in declaration order."""
+    groups: dict[str, list[str]] = {}
+    group = None
+    for setting in dataclasses.fields(PCMContext):
+        group = GROUP_STARTS.get(setting.name, group)
+        groups.setdefault(group, []).append(setting.name)
+    return groups
 
 
 _CALIBRATION_CACHE: dict[tuple[str, float], dict] = {}
@@ -298,14 +335,16 @@ def load_context(config_file: str | os.PathLike | None = None, **overrides: Any)
 _DEFAULTS: PCMContext | None = None
 
 
-def resolve_context(given: PCMContext | dict | None) -> PCMContext:
+def resolve_context(given: PCMContext | dict | None, trusted: bool = False) -> PCMContext:
     """The settings a graph run uses: `load_context()` (environment, `langgraph.json`'s `env`,
     YAML), with the fields that `given` (the runtime context) sets to a non-default value.
 
     A context made by `load_context` (the API, the CLI) is complete and used as given. The
     LangGraph server builds the context from the request (`PCMContext(**context)`, all
     defaults when the client sends none), so only the fields it changes can override the
-    deployment's settings; a field set explicitly to its default value does not.
+    deployment's settings, and only those in `CALLER_SETTINGS`: any other changed field is
+    refused (ValueError naming it), since it came from a caller. `trusted` (the application's
+    own code, e.g. `PCM(PCMContext(data_dir=...))`) may change every field.
     """
     global _DEFAULTS
     if isinstance(given, dict):
@@ -318,4 +357,9 @@ def resolve_context(given: PCMContext | dict | None) -> PCMContext:
     _DEFAULTS = _DEFAULTS or PCMContext()
     changed = {f.name: getattr(given, f.name) for f in dataclasses.fields(PCMContext)
                if getattr(given, f.name) != getattr(_DEFAULTS, f.name)}
+    refused = sorted(set(changed) - CALLER_SETTINGS)
+    if refused and not trusted:
+        raise ValueError(f"the run context may not set {', '.join(refused)}: those are the deployment's settings "
+                         "(its PCM_* environment or pcm.yaml). A run may set only "
+                         f"{', '.join(sorted(CALLER_SETTINGS))}.")
     return base.replace(**changed) if changed else base

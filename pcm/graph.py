@@ -1,9 +1,9 @@
 """The PCM workflow as a LangGraph StateGraph.
 
 [input validated on the entry edge] → initial retrieval → perceive (working memory,
-intent, surprise) → intent-masked retrieval → [S_eff level] correction | profiling |
-maintenance (each a compiled subgraph) → consolidate evicted turns → respond (LLM only)
-→ persist.
+intent, surprise, and the level `pcm.routing` decides) → intent-masked retrieval →
+[`branch_of_level`] correction | profiling | maintenance (each a compiled subgraph) →
+consolidate evicted turns → respond (LLM only) → persist.
 
 The input is checked on the edge from START: an edge's error discards the run's input
 writes, so a rejected turn leaves nothing behind that a later turn of the thread could
@@ -24,9 +24,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from pcm.config import PCMContext, resolve_context
-from pcm.nodes import check_targets, evolution, memory, perception, turn_user, user_of, validate_turn
+from pcm.nodes import evolution, memory, perception, turn_user, user_of
+from pcm.routing import BRANCH_OF_LEVEL, branch_of_level
 from pcm.services import Services
 from pcm.state import InputState, OutputState, PCMState
+from pcm.validation import admit_turn
 
 
 def _bind(step: Callable, services: Services | None) -> Callable:
@@ -53,12 +55,12 @@ def _bind(step: Callable, services: Services | None) -> Callable:
 
 
 def _admission(services: Services | None) -> Callable:
-    """The entry edge: every input field is checked (and named target memories looked up)
-    before the turn can change anything; then the turn starts at `retrieve_initial`."""
+    """The entry edge: the turn is admitted (`pcm.validation.admit_turn`: every input field,
+    the named target memories, a message id not stored yet) before it can change anything;
+    then it starts at `retrieve_initial`."""
     def admit(state: PCMState, config, runtime: Runtime[PCMContext]) -> str:
         ctx = resolve_context(runtime.context)
-        validate_turn(state, ctx)
-        check_targets(state.get("target_ids"), turn_user(state, config), services or Services.for_context(ctx))
+        admit_turn(state, turn_user(state, config), (services or Services.for_context(ctx)).store, ctx)
         return "retrieve_initial"
     return admit
 
@@ -89,8 +91,7 @@ def build_graph(services: Services | None = None, checkpointer=None, name: str =
     builder.add_conditional_edges(START, _admission(services), ["retrieve_initial"])
     builder.add_edge("retrieve_initial", "perceive")
     builder.add_edge("perceive", "retrieve_masked")
-    builder.add_conditional_edges("retrieve_masked", evolution.route_by_surprise,
-                                  ["correction", "profiling", "maintenance"])
+    builder.add_conditional_edges("retrieve_masked", branch_of_level, list(BRANCH_OF_LEVEL.values()))
     for branch in ("correction", "profiling", "maintenance"):
         builder.add_edge(branch, "consolidate")
     builder.add_edge("consolidate", "respond")

@@ -8,12 +8,16 @@ used: the caller gets None and the offline path takes over.
 
 Failing fast:
 - every turn has an LLM time budget, its deadline (`llm_turn_deadline`): each call's
-  timeout is what is left of it, and once it is spent the turn's remaining requests are
-  skipped. It bounds the time spent on the LLM (calls, waits, backoff), not the offline
-  work around it (loading a model on first use must not starve the LLM of its turn);
+  timeout is what is left of it (at most `llm_timeout`), and once it is spent the turn's
+  remaining requests are skipped. The timeout holds for any chat model: the call runs on
+  a worker thread that is no longer waited for once it passes (`call_within`). The
+  deadline bounds the time spent on the LLM (calls, waits, backoff), not the offline work
+  around it (loading a model on first use must not starve the LLM of its turn);
 - a circuit breaker stops calling an endpoint after `llm_breaker_failures` failures in a
   row (or as long as a 429's Retry-After asks), for `llm_cooldown` seconds, then lets one
-  trial call through;
+  trial call through. Slowness and bad replies are failures too: an error, a call past its
+  timeout, a reply that fails validation, or a valid one that used up the turn's LLM time.
+  Only a valid reply in time is a success;
 - transient failures (timeouts, connection errors, 429, 5xx) are retried within the
   deadline; an invalid reply is retried once with the validation error as feedback,
   unless most recent replies were invalid (a model that cannot follow the format is not
@@ -24,6 +28,7 @@ Every attempt is counted in `LLMUsage`, failed ones included; a failure is one l
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
 import logging
@@ -41,6 +46,7 @@ from typing import ClassVar, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from pcm.config import PCMContext
+from pcm.validation import check_unicode
 
 logger = logging.getLogger(__name__)
 Schema = TypeVar("Schema", bound=BaseModel)
@@ -49,6 +55,11 @@ MAX_JSON_CANDIDATES = 16
 MAX_TEXT_CHARS = 4000
 #: the longest a call waits for the circuit to reopen (a Retry-After), deadline permitting
 MAX_BREAKER_WAIT = 5.0
+#: calls not sent with less LLM time left than this (seconds)
+MIN_CALL_SECONDS = 0.05
+#: LLM calls running at once (on worker threads, see `call_within`), abandoned ones included
+MAX_CALLS_IN_FLIGHT = 32
+_CALL_SLOTS = threading.BoundedSemaphore(MAX_CALLS_IN_FLIGHT)
 #: a reply must be usable text: not a JSON object or list, not a code fence, not empty
 _NOT_PROSE = re.compile(r"^\s*(\{|\[|```)")
 
@@ -68,16 +79,6 @@ def check_text(value: str, name: str = "text", max_chars: int = MAX_TEXT_CHARS) 
     check_unicode(value, name)
     if _NOT_PROSE.match(value):
         raise ValueError(f"{name} is a JSON or code block, not text")
-    return value
-
-
-def check_unicode(value: str, name: str) -> str:
-    """ValueError if `value` holds a lone surrogate (e.g. undecodable bytes read with surrogateescape)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise ValueError(f"{name} contains a lone surrogate at position {error.start}; "
-                         "it is not valid Unicode text") from None
     return value
 
 
@@ -307,6 +308,38 @@ def retry_after_seconds(error: Exception) -> float | None:
         return None
 
 
+def call_within(seconds: float, function: Callable, *args, **kwargs):
+    """`function(*args, **kwargs)`, or TimeoutError once `seconds` have passed. It runs on a
+    daemon thread (with the caller's context, for LangChain callbacks), left to finish on its
+    own if it is late; at most `MAX_CALLS_IN_FLIGHT` such threads live at a time."""
+    deadline, slots = time.monotonic() + seconds, _CALL_SLOTS
+    if not slots.acquire(timeout=seconds):
+        raise TimeoutError("too many LLM calls are still running")
+    outcome: dict = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller
+            outcome["error"] = error
+        finally:
+            slots.release()
+            done.set()
+
+    try:
+        threading.Thread(target=contextvars.copy_context().run, args=(run,), name="pcm-llm-call",
+                         daemon=True).start()
+    except BaseException:
+        slots.release()
+        raise
+    if not done.wait(max(0.0, deadline - time.monotonic())):
+        raise TimeoutError(f"no reply within {seconds:.2f} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def is_transient(error: Exception) -> bool:
     """Worth retrying: no HTTP status (timeout, connection), 408, 409, 429 or 5xx."""
     status = getattr(error, "status_code", None)
@@ -366,7 +399,7 @@ class LLMClient:
         """True when a call may be sent now: the budget has room and the breaker lets it
         through (waiting for it when it reopens within the budget); else counted as skipped."""
         reason = None
-        if self._remaining() <= 0.05:
+        if self._remaining() <= MIN_CALL_SECONDS:
             reason = "turn deadline passed"
         else:
             wait = self.breaker.wait_time()
@@ -383,12 +416,15 @@ class LLMClient:
 
     def _send(self, kind: str, messages: list[tuple[str, str]], max_tokens: int
               ) -> tuple[str | None, Exception | None]:
-        """One attempt: (reply text, None), or (None, error) after a failure (counted, logged in one line)."""
-        timeout = min(self.timeout, max(0.05, self._remaining()))
+        """One attempt: (reply text, None), or (None, error) after a failure or past its
+        timeout (counted, a breaker failure, logged in one line). `_request` records the
+        breaker outcome of a reply, once it is validated."""
+        timeout = min(self.timeout, max(MIN_CALL_SECONDS, self._remaining()))
+        options = self._call_options(timeout, max_tokens)     # its first call imports langchain_openai: not LLM time
         self._count(calls=1)
         started = time.perf_counter()
         try:
-            reply = self.chat_model.invoke(messages, **self._call_options(timeout, max_tokens))
+            reply = call_within(timeout, self.chat_model.invoke, messages, **options)
         except Exception as error:  # noqa: BLE001 - any provider error falls back to the offline path
             self._count(failures=1, seconds=time.perf_counter() - started)
             self.breaker.record_failure(retry_after_seconds(error))
@@ -396,7 +432,6 @@ class LLMClient:
             logger.debug("LLM %s call failure", kind, exc_info=True)
             return None, error
         self._count(seconds=time.perf_counter() - started)
-        self.breaker.record_success()
         meta = getattr(reply, "usage_metadata", None) or {}
         self._count(input_tokens=int(meta.get("input_tokens", 0)), output_tokens=int(meta.get("output_tokens", 0)))
         content = reply.content if hasattr(reply, "content") else str(reply)
@@ -421,6 +456,7 @@ class LLMClient:
                 value = parse(text)
             except ValueError as error:
                 self._count(failures=1, invalid=1)
+                self.breaker.record_failure()
                 self.history.record(False)
                 logger.warning("LLM %s reply failed validation (attempt %d): %s", kind, attempts,
                                _first_line(error))
@@ -431,6 +467,11 @@ class LLMClient:
                                       "Reply again with only the corrected answer.")]
                 continue
             self.history.record(True)
+            if self._remaining() > MIN_CALL_SECONDS:
+                self.breaker.record_success()
+            else:                                   # valid, but it used up the turn's LLM time
+                self.breaker.record_failure()
+                logger.info("LLM %s reply used up the turn's LLM time", kind)
             return value
         return None
 

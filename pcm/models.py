@@ -18,15 +18,22 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def as_utc(moment: datetime | str | None) -> datetime:
-    """Parse an ISO time (or take a datetime) as an aware UTC datetime; None is now."""
+def as_utc(moment: datetime | str | None, field: str = "time") -> datetime:
+    """Parse an ISO time (or take a datetime) as an aware UTC datetime; None is now. ValueError
+    naming `field` for text that is no ISO time, or a time UTC cannot hold (year 1 or 9999
+    shifted across midnight by its offset)."""
     if moment is None or moment == "":
         return utcnow()
-    if isinstance(moment, str):
-        moment = datetime.fromisoformat(moment)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    given = moment
+    try:
+        if isinstance(moment, str):
+            moment = datetime.fromisoformat(moment)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{field} {str(given)[:60]!r} is not an ISO 8601 time that UTC can hold "
+                         "(e.g. 2024-05-08T13:56:00+00:00)") from None
 
 
 class NodeType(str, Enum):
@@ -40,6 +47,10 @@ class NodeType(str, Enum):
     ENTITY = "entity"
     HYPOTHESIS = "hypothesis"
     FACT = "fact"
+
+
+#: the memories retrieved by similarity (entities are found by name)
+RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS)
 
 
 class MemorySource(BaseModel):

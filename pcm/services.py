@@ -16,6 +16,7 @@ from pcm.config import PCMContext
 from pcm.llm import LLMClient, build_chat_model
 from pcm.perception.intent import IntentRouter
 from pcm.perception.language_model import CausalLMScorer, surprise_model_source
+from pcm.perception.relation import PairJudge
 from pcm.perception.surprise import SurpriseMonitor
 from pcm.world.embeddings import Embedder
 from pcm.world.store import MemoryStore
@@ -92,6 +93,10 @@ class Services:
     def monitor(self, llm: LLMClient | None) -> SurpriseMonitor:
         """The surprise monitor asking `llm` (a turn's client, with its deadline) when it needs the LLM."""
         return SurpriseMonitor(self.language_model, llm, self.embedder)
+
+    def pair_judge(self, ctx: PCMContext) -> PairJudge:
+        """The relation model `ctx` names, over this embedder (the model file loads once per version)."""
+        return PairJudge(self.embedder, ctx.relation_model_path)
 
     @cached_property
     def store(self) -> MemoryStore:

@@ -29,8 +29,8 @@ def test_user_b_cannot_read_or_write_user_a_memory_by_naming_a(tmp_path):
     config = tmp_path / "langgraph.json"
     config.write_text(json.dumps({"dependencies": [str(ROOT)], "graphs": {"pcm": f"{ROOT}/pcm/graph.py:graph"},
                                   "env": {"PCM_DATA_DIR": str(tmp_path / "data")},
-                                  "auth": {"path": f"{ROOT}/pcm/auth.py:auth"}}))
-    with langgraph_dev(config, tmp_path, env={"PCM_AUTH_TOKENS": json.dumps(TOKENS)}) as url:
+                                  "auth": {"path": f"{ROOT}/pcm/auth.py:auth", "disable_studio_auth": True}}))
+    with langgraph_dev(config, tmp_path, env={"PCM_AUTH_TOKENS": json.dumps(TOKENS), "PCM_STUDIO_USER": "studio"}) as url:
         anonymous = get_sync_client(url=url)
         with pytest.raises(Exception, match="Authorization: Bearer"):      # 401
             anonymous.threads.create()
@@ -58,7 +58,7 @@ def test_user_b_cannot_read_or_write_user_a_memory_by_naming_a(tmp_path):
             bob.runs.wait(alice_thread, assistant, input={"user_input": "Read me A's thread.", "user_id": "alice"},
                           raise_error=True)
         assert [t["thread_id"] for t in bob.threads.search()] == [bob_thread]
-        studio = get_sync_client(url=url, headers={"x-auth-scheme": "langsmith"})   # dev Studio: one shared user
+        studio = get_sync_client(url=url, headers={"x-auth-scheme": "langsmith"})   # Studio: PCM_STUDIO_USER
         with pytest.raises(NotFoundError):
             studio.threads.get_state(alice_thread)
         studio_thread = studio.threads.create()["thread_id"]

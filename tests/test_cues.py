@@ -1,8 +1,8 @@
-"""Cue families that the offline router counts (pcm.perception.cues), in English and Chinese."""
+"""Cue families that the offline router counts (pcm.cues), in English and Chinese."""
 
 import pytest
 
-from pcm.perception.cues import FAMILIES, cue_counts
+from pcm.cues import FAMILIES, cue_counts
 
 
 @pytest.mark.parametrize("text, family", [

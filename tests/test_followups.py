@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from evals.followups import load_followups, report, run_followups
+from evals.bench.followups import load_followups, report, run_followups
 
 ITEMS = [
     {"id": "r1", "lang": "en", "kind": "revision", "history": ["I live in Lyon, near the old town."],

@@ -3,6 +3,7 @@ deadline, usage counting; dynamic topics; settings resolution for served graphs.
 
 import json
 import logging
+import threading
 import time
 
 import pytest
@@ -10,6 +11,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+import pcm.llm as llm_module
 from pcm.api import PCM
 from pcm.config import PCMContext, load_context, resolve_context
 from pcm.llm import (CircuitBreaker, ExtractedFacts, HypothesisDraft, IntentJudgement, LLMClient, RelationJudgement,
@@ -81,7 +83,7 @@ def test_a_malformed_reply_is_retried_with_feedback_then_given_up():
 
 
 def test_a_model_that_mostly_fails_the_format_is_not_asked_twice():
-    llm = fake(*(["not json"] * 30))
+    llm = fake(*(["not json"] * 30), breaker=CircuitBreaker(100))     # invalid replies would open the default one
     for _ in range(6):
         llm.structured(RelationJudgement, "judge", "text")
     calls_before = llm.usage.calls
@@ -175,6 +177,63 @@ def test_turn_views_count_their_own_usage_and_the_totals():
     assert first.breaker is llm.breaker
 
 
+class SlowModel(GenericFakeChatModel):
+    """Answers after `delay` seconds and takes no timeout option (unlike ChatOpenAI)."""
+
+    delay: float = 0.0
+
+    def _generate(self, *args, **kwargs):
+        time.sleep(self.delay)
+        return super()._generate(*args, **kwargs)
+
+
+def test_invalid_replies_are_breaker_failures_and_only_a_valid_one_closes_it():
+    now = [0.0]
+    llm = fake("nope", "still nope", json.dumps(RELATION), breaker=CircuitBreaker(2, 60, clock=lambda: now[0]))
+    assert llm.structured(RelationJudgement, "judge", "text") is None
+    assert llm.usage.calls == llm.usage.invalid == 2 and llm.breaker.state == "open"
+    assert llm.structured(RelationJudgement, "judge", "text") is None
+    assert llm.usage.calls == 2 and llm.usage.skipped == 1
+    now[0] += 61
+    assert llm.structured(RelationJudgement, "judge", "text").relation == "novel"    # the half-open trial
+    assert llm.breaker.state == "closed" and llm.breaker.failures == 0
+
+
+@pytest.mark.parametrize("timeout,budget", [(0.3, None), (30.0, 0.5)], ids=["call-timeout", "turn-deadline"])
+def test_a_call_of_any_chat_model_is_cut_off_at_its_timeout_and_is_a_breaker_failure(timeout, budget):
+    model = SlowModel(delay=3.0, messages=iter([AIMessage(content="too late")]))
+    llm = LLMClient(model, timeout=timeout, max_retries=0).for_turn(budget)
+    limit = min(timeout, budget or timeout)
+    started = time.perf_counter()
+    assert llm.complete("s", "u") is None
+    assert limit <= time.perf_counter() - started < limit + 0.3
+    assert llm.usage.calls == llm.usage.failures == 1 and llm.usage.invalid == 0
+    assert llm.usage.seconds == pytest.approx(limit, abs=0.1) and llm.breaker.failures == 1
+
+
+def test_a_valid_reply_that_uses_up_the_turn_is_a_breaker_failure_and_a_timely_one_a_success():
+    model = SlowModel(delay=0.2, messages=iter([AIMessage(content="first"), AIMessage(content="second")]))
+    llm = LLMClient(model, max_retries=0, breaker=CircuitBreaker(5, 60))
+    llm.breaker.record_failure()
+    late = llm.for_turn(0.24)                  # replies with < 0.05 s of the turn left (or past it)
+    late.complete("s", "u")
+    assert late.usage.calls == 1 and llm.breaker.failures == 2
+    timely = llm.for_turn(5.0)
+    assert timely.complete("s", "u") is not None and llm.breaker.failures == 0 and llm.breaker.state == "closed"
+
+
+def test_late_calls_hold_at_most_max_calls_in_flight_threads(monkeypatch):
+    monkeypatch.setattr(llm_module, "_CALL_SLOTS", threading.BoundedSemaphore(2))
+    running = lambda: sum(t.name == "pcm-llm-call" for t in threading.enumerate())  # noqa: E731
+    before = running()
+    llm = LLMClient(SlowModel(delay=1.0, messages=iter([AIMessage(content="late")] * 4)), timeout=0.1, max_retries=0,
+                    breaker=CircuitBreaker(100))
+    for _ in range(4):
+        assert llm.complete("s", "u") is None
+    assert llm.usage.calls == llm.usage.failures == 4
+    assert running() - before <= 2            # the last two were not started: no slot within their timeout
+
+
 def test_topics_join_the_domains_and_are_bounded():
     domains = ["Coding", "Casual"]
     merged = with_topics({"casual": 0.4, "Hiking": 0.3, "alps trip": 0.2, "weather": 0.05, "!!": 0.05}, domains, 2)
@@ -210,3 +269,9 @@ def test_served_context_overrides_only_the_fields_it_changes(monkeypatch, tmp_pa
     explicit = load_context(data_dir=str(tmp_path / "explicit"))   # complete: used as it is
     assert resolve_context(explicit) is explicit
     assert resolve_context(explicit.replace(top_k=4)).data_dir == str(tmp_path / "explicit")
+    for setting, value in (("llm_base_url", "http://127.0.0.1:9/v1"), ("data_dir", str(tmp_path / "caller")),
+                           ("calibration_file", "/etc/passwd"), ("max_input_chars", 5), ("eta", 0.9)):
+        with pytest.raises(ValueError, match=f"the run context may not set {setting}"):
+            resolve_context({setting: value})                     # a caller's context: refused
+    trusted = resolve_context(PCMContext(data_dir=str(tmp_path / "app")), trusted=True)   # the app's own code
+    assert trusted.data_dir == str(tmp_path / "app") and trusted.top_k == 7

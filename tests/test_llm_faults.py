@@ -7,10 +7,13 @@ import logging
 import time
 
 import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from fault_server import FaultServer
 from pcm.api import PCM
+from pcm.services import Services
 
 TEXT = "I moved to Lisbon last spring and I work at a small bakery there."
 
@@ -97,7 +100,8 @@ def test_rate_limit_retry_after_is_honoured_within_the_deadline(ctx, faults):
 
 @pytest.mark.parametrize("mode", ["malformed", "wrongschema", "wrongcontent"])
 def test_bad_replies_fall_back_and_never_become_memory_or_an_answer(ctx, faults, mode, caplog):
-    pcm = llm_pcm(ctx, faults, mode, token_budget=40, eviction_size=1, llm_fact_batch=1)
+    pcm = llm_pcm(ctx, faults, mode, token_budget=40, eviction_size=1, llm_fact_batch=1,
+                  llm_breaker_failures=100)               # every turn asks: this is about validation
     with caplog.at_level(logging.WARNING, logger="pcm.llm"):
         outs = [pcm.process(text, user_id="b") for text in
                 (TEXT, "The bakery opens at six every morning.", "I bake the sourdough myself.")]
@@ -113,3 +117,83 @@ def test_bad_replies_fall_back_and_never_become_memory_or_an_answer(ctx, faults,
     assert contents and not any("foo" in c or "not json" in c or "unexpected" in c for c in contents)
     assert all(t["role"] == "user" for t in pcm.state("b")["working_memory"])
     assert one_line_warnings(caplog)
+
+
+TURNS = (TEXT, "The bakery opens at six every morning.", "I bake the sourdough myself.",
+         "On Sundays I walk along the river.")
+INVALID = '{"foo": 1}'                       # fails every schema and is no usable text
+
+
+@pytest.fixture
+def offline_seconds(ctx) -> list[float]:
+    """The offline path's wall time for each of TURNS, measured once its one-time costs are paid
+    (`Services.warm_up` loads the models but runs no forward pass and loads no word list)."""
+    offline = PCM(ctx.replace(data_dir=ctx.data_dir + "-offline"), checkpointer=InMemorySaver())
+    timed_turns(offline, "cold", TURNS)
+    return timed_turns(offline, "warm", TURNS)[1]
+
+
+def assert_within_deadline(seconds: list[float], offline: list[float], deadline: float) -> None:
+    """Each turn takes at most the deadline + 1 s where the offline path takes a few tenths of a
+    second (an idle machine); on a loaded one, plus that path's slowdown (twice its time just
+    before, less 0.5 s, as load varies)."""
+    limits = [deadline + 1.0 + max(0.0, 2 * o - 0.5) for o in offline]
+    assert all(s <= limit for s, limit in zip(seconds, limits)), (seconds, offline)
+
+
+@pytest.mark.parametrize("delay", [1.2, 5.0, 60.0], ids=["slower-than-half-the-deadline", "past-the-deadline",
+                                                         "hanging"])
+def test_a_slow_server_with_invalid_replies_keeps_each_turn_within_its_deadline_and_opens_the_breaker(ctx, faults, delay,
+                                                                                                       offline_seconds):
+    """Issue 43: a slow server answering with invalid replies cost 10-15 s a turn and never
+    tripped the breaker. Now every turn ends within `llm_turn_deadline` + 1 s, a slow or
+    invalid reply is a breaker failure, and after `llm_breaker_failures` of them the LLM is skipped."""
+    deadline, failures = 3.0, 3
+    faults.replies["slowinvalid"] = lambda request: time.sleep(delay) or INVALID
+    pcm = llm_pcm(ctx, faults, "slowinvalid", llm_turn_deadline=deadline, llm_timeout=30.0,
+                  llm_breaker_failures=failures, llm_cooldown=120.0)
+    pcm.services.warm_up()
+    assert pcm.services.llm is not None                               # its client built (imports) before timing
+    outs, seconds = timed_turns(pcm, "s", TURNS)
+    assert all(out["llm_usage"]["seconds"] <= deadline + 0.1 for out in outs), [o["llm_usage"] for o in outs]
+    assert_within_deadline(seconds, offline_seconds, deadline)
+    assert faults.count("slowinvalid") == failures                    # then the circuit is open
+    assert pcm.services.llm.breaker.state == "open"
+    assert sum(out["llm_usage"]["calls"] for out in outs) == failures
+    assert all(out["llm_usage"]["failures"] == out["llm_usage"]["calls"] for out in outs)
+    assert outs[-1]["llm_usage"]["calls"] == 0 and outs[-1]["llm_usage"]["skipped"] >= 1
+    assert outs[-1]["llm_usage"]["seconds"] < 0.1
+    assert all(out["response"] is None and out["intent"]["label"] in ctx.domains for out in outs)
+
+
+def test_fast_invalid_replies_open_the_breaker(ctx, faults):
+    pcm = llm_pcm(ctx, faults, "wrongcontent", llm_breaker_failures=3, llm_cooldown=120.0)
+    first, second = (pcm.process(text, user_id="v") for text in TURNS[:2])
+    assert first["llm_usage"]["calls"] == first["llm_usage"]["invalid"] == 3   # intent twice, then the reply
+    assert faults.count("wrongcontent") == 3 and pcm.services.llm.breaker.state == "open"
+    assert second["llm_usage"]["calls"] == 0 and second["llm_usage"]["skipped"] >= 1
+
+
+class HangingModel(GenericFakeChatModel):
+    """A chat model that takes no timeout option and answers (validly) only after `delay` seconds."""
+
+    delay: float = 20.0
+
+    def _generate(self, *args, **kwargs):
+        time.sleep(self.delay)
+        return super()._generate(*args, **kwargs)
+
+
+def test_a_hanging_chat_model_of_any_kind_is_cut_off_at_the_turn_deadline(ctx, offline_seconds):
+    deadline = 1.5
+    model = HangingModel(messages=iter([AIMessage(content='{"distribution": {"Personal": 1.0}}')] * 10))
+    ctx = ctx.replace(llm_model="hanging", llm_intent_confidence=1.0, llm_turn_deadline=deadline,
+                      llm_breaker_failures=2, llm_cooldown=120.0)
+    pcm = PCM(ctx, Services(ctx, chat_model=model), checkpointer=InMemorySaver())
+    pcm.services.warm_up()
+    outs, seconds = timed_turns(pcm, "h", TURNS[:3])
+    assert_within_deadline(seconds, offline_seconds, deadline)
+    assert [out["llm_usage"]["calls"] for out in outs] == [1, 1, 0]
+    assert [out["llm_usage"]["failures"] for out in outs] == [1, 1, 0]
+    assert outs[0]["llm_usage"]["seconds"] == pytest.approx(deadline, abs=0.2)
+    assert pcm.services.llm.breaker.state == "open" and outs[-1]["llm_usage"]["skipped"] >= 1

@@ -14,12 +14,13 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
 
-from evals.locomo import _answer, answerable
-from evals.metrics import aggregate
+from evals.bench.locomo import _answer, answerable
+from evals.bench.metrics import aggregate
 from pcm.api import PCM
 from pcm.datasets.locomo import load_locomo
 from pcm.llm import build_chat_model, check_text
-from pcm.llm_server import LocalLLMServer, model_cache, prepare_model
+from pcm.llm_server import LocalLLMServer
+from pcm.model_files import model_cache, prepare_model
 from pcm.models import NodeType
 from pcm.services import Services
 from servers import ROOT
@@ -153,7 +154,8 @@ def test_serve_llm_command_prints_the_settings_and_sigterm_stops_its_server(loca
 
 
 def test_surprise_model_loads_the_converted_folder_with_the_ggufs_exact_scores(ctx, tmp_path):
-    from pcm.perception.language_model import CausalLMScorer, default_language_model, surprise_model_source
+    from pcm.model_files import default_language_model
+    from pcm.perception.language_model import CausalLMScorer, surprise_model_source
 
     folder, gguf_file = surprise_model_source(ctx)
     assert folder == str(prepare_model(model_cache())) and gguf_file == ""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from evals.scenarios import superseded_by
+from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
 from pcm.config import DEFAULT_RELATION_MODEL
 from pcm.evolution import TurnInfo, informative_keywords, is_common_word
@@ -81,38 +81,6 @@ def test_the_bilinear_block_pairs_what_the_memory_is_about_with_what_the_stateme
         pair_features(["bilinear"], diet, meat, "a", "b")
 
 
-def test_a_cross_encoder_part_is_mixed_with_the_head_and_reinforcement_keeps_the_head(tmp_path):
-    from pcm.perception.cross_encoder import PairCrossEncoder
-    from pcm.perception.relation import head_consistency
-    from pcm.world.embeddings import default_embedding_path
-
-    path = default_embedding_path()
-    cross = PairCrossEncoder(path, RELATIONS, rank=2, seed=3)
-    cross_spec = cross.to_spec()
-    loaded = PairCrossEncoder.from_spec(cross_spec, path)
-    memories, statements = ["I live in Lyon", "I'm vegan"], ["I moved to Porto", "Grilled a ribeye"]
-    # the spec round-trips: the rebuilt part gives the same probabilities (to the stored precision)
-    assert loaded.probabilities(memories, statements) == pytest.approx(cross.probabilities(memories, statements),
-                                                                       abs=1e-4)
-    head_only = RelationModel(tiny_spec())
-    mixed = RelationModel(tiny_spec(cross_encoder={**cross_spec, "weight": 0.25}))
-    u, v = np.asarray([1.0, 0.0]), np.asarray([0.0, 1.0])
-    head = head_only.judge(np.stack([u, u]), v, memories, "I moved to Porto")
-    with pytest.raises(ValueError, match="encoder's path"):
-        mixed.judge(np.stack([u, u]), v, memories, "I moved to Porto")
-    verdicts = mixed.judge(np.stack([u, u]), v, memories, "I moved to Porto", encoder_path=path)
-    expected = cross.probabilities(memories, ["I moved to Porto"] * 2)
-    for h, verdict, c in zip(head, verdicts, expected):
-        assert [verdict[r] for r in RELATIONS] == pytest.approx([0.75 * h[r] + 0.25 * p for r, p in zip(RELATIONS, c)],
-                                                                abs=1e-4)
-        assert head_consistency(verdict) == pytest.approx(h["consistent"]) and head_consistency(h) == h["consistent"]
-    with pytest.raises(ValueError, match="weight"):
-        RelationModel(tiny_spec(cross_encoder={**cross_spec, "weight": 1.5}))
-    with pytest.raises(ValueError, match="shape"):
-        broken = {**cross_spec, "updates": {name: {"a": u["a"][:1], "b": u["b"]} for name, u in cross_spec["updates"].items()}}
-        PairCrossEncoder.from_spec(broken, path)
-
-
 def test_a_subspace_basis_holds_the_leading_principal_directions():
     from pcm.perception.relation import SubspaceBasis
 
@@ -135,7 +103,7 @@ def test_shipped_relation_model_loads_and_judges_with_the_shipped_encoder(ctx):
     statements = ["Had three root canals back to back this morning.",
                   "I quit dentistry last year and I teach high school chemistry now."]
     vectors = embedder.encode([memory, *statements])
-    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s, encoder_path=embedder.model_path)[0]
+    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s)[0]
                 for i, s in enumerate(statements)]
     assert all(sum(v[r] for r in RELATIONS) == pytest.approx(1.0) for v in verdicts)
     assert [max(RELATIONS, key=v.get) for v in verdicts] == ["consistent", "contradiction"]
@@ -227,7 +195,7 @@ def test_maintenance_reinforces_a_fact_by_how_sure_the_input_confirms_it(ctx):
     assert out["agent"] == "maintenance" and len(reinforced) == 1
     judged = RetrievedMemory(id=fact.id, content=fact.content, type=fact.type, domain=fact.domain,
                              weight=fact.weight, similarity=1.0, intent_relevance=1.0, score=fact.weight, via="search")
-    p = services.monitor(None).judge_pairs(text, [judged], ctx)[fact.id]["consistent"]
+    p = services.pair_judge(ctx)(text, [judged])[fact.id]["consistent"]
     assert 0.0 < p < 1.0
     assert reinforced[0]["new_weight"] == pytest.approx(reinforce_weight(fact.weight, ctx.eta, p))
 
@@ -236,7 +204,7 @@ def test_shipped_pair_thresholds_were_chosen_with_the_shipped_calibration():
     """The pair router's cue path reads the calibrated cheap router, so its thresholds belong to one
     calibration file; `make fit-relation` after `make calibrate` keeps them together (the shipped
     thresholds were once left from an earlier calibration, and a refit moved τ_cue 0.6 → 0.375)."""
-    from evals.calibration import file_digest
+    from evals.provenance import file_digest
     from pcm.config import DEFAULT_CALIBRATION
 
     spec = json.loads(DEFAULT_RELATION_MODEL.read_text(encoding="utf-8"))

@@ -10,8 +10,8 @@ from servers import ROOT, langgraph_dev
 def test_project_langgraph_json_is_valid():
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert config["graphs"] == {"pcm": "./pcm/graph.py:graph"}
-    assert config["dependencies"] == ["."] and "PCM_DATA_DIR" in config["env"]
-    assert config["auth"] == {"path": "./pcm/auth.py:auth"}
+    assert config["dependencies"] == ["."] and "env" not in config      # the shell's PCM_DATA_DIR decides
+    assert config["auth"] == {"path": "./pcm/auth.py:auth", "disable_studio_auth": True}
 
 
 def test_langgraph_dev_round_trip(tmp_path):

@@ -8,7 +8,7 @@ from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import decay_weight
 from pcm.llm import RelationJudgement
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
-from pcm.perception.cues import is_request
+from pcm.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import SUPERSEDES
 

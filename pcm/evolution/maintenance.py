@@ -17,13 +17,13 @@ successor (`pcm.world.supersession`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 
 from pcm.config import PCMContext
 from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
 from pcm.formulas import reaffirmed_weight, reinforce_weight, time_decay_weight
-from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory
-from pcm.perception.cues import is_request
-from pcm.perception.relation import head_consistency
+from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, utcnow
+from pcm.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import REAFFIRMS, standing_supersessions
 from pcm.world.text import content_words
@@ -51,7 +51,7 @@ def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved:
 
 def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext,
               relations: Mapping[str, Mapping[str, float]] | None = None) -> list[MemoryChange]:
-    """w ← w + η·p·(1 − w) for each supported memory, p the relation head's P(consistent) in `relations` (1 when
+    """w ← w + η·p·(1 − w) for each supported memory, p the relation model's P(consistent) in `relations` (1 when
     not judged: a hypothesis confirmed by its evidence keywords); a HYPOTHESIS above the threshold
     becomes a FACT."""
     changes = []
@@ -59,7 +59,7 @@ def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str
     with graph.lock:
         for node_id in supported:
             node = graph.node(node_id)
-            certainty = head_consistency(relations[node_id]) if node_id in relations else 1.0
+            certainty = relations[node_id]["consistent"] if node_id in relations else 1.0
             new = reinforce_weight(node.weight, ctx.eta, certainty)
             promote = node.type == NodeType.HYPOTHESIS and new > ctx.promotion_threshold
             changes.append(graph.update_node(
@@ -93,7 +93,7 @@ def reaffirm(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str]
     with graph.lock:
         for node_id in supported:
             verdict = relations.get(node_id)
-            if verdict is None or head_consistency(verdict) < ctx.reaffirm_threshold:
+            if verdict is None or verdict["consistent"] < ctx.reaffirm_threshold:
                 continue
             if not standing_supersessions(graph, node_id):
                 continue
@@ -111,18 +111,21 @@ def reaffirm(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str]
 def decay_hypotheses(graph: WeightedKnowledgeGraph, info: TurnInfo, confirmed: list[str], ctx: PCMContext
                      ) -> list[MemoryChange]:
     """w ← w·exp(−γ·Δt) for every hypothesis not in `confirmed` (those whose weight rose this turn),
-    Δt in days since its last decay. Called on every turn, whichever branch it took."""
+    Δt in days since its last decay, up to the turn's time or this machine's clock plus the allowed
+    skew, whichever is earlier (a turn's time is checked against it on input; this holds for any
+    caller). Called on every turn, whichever branch it took."""
     changes = []
+    moment = min(info.timestamp, utcnow() + timedelta(hours=ctx.clock_skew_hours))
     with graph.lock:
         for node in graph.nodes(types=[NodeType.HYPOTHESIS], include_dormant=False):
             if node.id in confirmed:
                 continue
             since = max(node.decayed_at or node.updated_at, node.updated_at)
-            days = (info.timestamp - since).total_seconds() / SECONDS_PER_DAY
+            days = (moment - since).total_seconds() / SECONDS_PER_DAY
             new = time_decay_weight(node.weight, ctx.gamma, days)
             if node.weight - new > 1e-4:
                 changes.append(graph.update_node(
-                    node.id, weight=new, now=info.timestamp, decayed=True, agent=AGENT, turn=info.turn,
+                    node.id, weight=new, now=moment, decayed=True, agent=AGENT, turn=info.turn,
                     thread_id=info.thread_id, reason=f"unconfirmed for {days:.1f} days"))
     return changes
 

@@ -18,7 +18,7 @@ from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import hypothesis_weight
 from pcm.llm import HypothesisDraft, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
-from pcm.perception.cues import is_request
+from pcm.cues import is_request
 from pcm.prompts import HYPOTHESIS_SYSTEM, relation_prompt
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.text import content_words, extract_entities

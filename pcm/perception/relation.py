@@ -2,7 +2,7 @@
 
 `RelationModel` answers P(consistent), P(novel), P(contradiction) for a (memory,
 statement) pair. Its input is built from the shipped sentence encoder (the vectors
-retrieval already computes) and the offline cue counts of `pcm.perception.cues`; its
+retrieval already computes) and the offline cue counts of `pcm.cues`; its
 head is a multinomial logistic regression shipped as plain JSON numbers
 (`pcm/calibration/relation.json`), read here with numpy only. `python -m evals
 fit-relation` (`make fit-relation`) rebuilds it from `training/relation_pairs/` and
@@ -22,28 +22,19 @@ Feature blocks (the file's `features` lists which, in order):
                statement says ("a plant-based diet" against "pork chops for dinner"), which the
                dimension-by-dimension `product` cannot pair. The subspace (`SubspaceBasis`) ships
                in the file beside the head.
-
-With a `cross_encoder` entry (weight ω > 0), P(relation) is (1 − ω)·P_head + ω·P_cross, where
-P_cross is the shipped encoder reading both texts together with a fitted low-rank update
-(`pcm.perception.cross_encoder`); ω was chosen on validation pairs by `fit-relation`.
-Reinforcement (`pcm.evolution.maintenance`) reads the head's P(consistent) alone
-(`consistent_head`): a cross-encoder branch of 2026-11-26 found nearly every on-topic chat turn
-consistent, and reinforcement at p ≈ 1 cost LoCoMo R@1 (docs/measurement-log.md). No shipped file has the
-part yet: measured, it does not route the dev files better (log, 2026-11-27 morning).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from pcm.formulas import mix, softmax, subspace_interaction
-from pcm.perception.cues import FAMILIES, cue_counts, is_request
+from pcm.formulas import softmax, subspace_interaction
+from pcm.cues import FAMILIES, cue_counts, is_request
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
@@ -155,14 +146,6 @@ class RelationModel:
                                              consistent=float(thresholds.get("consistent", 0.5)),
                                              cue=float(thresholds.get("cue", 1.01)))
         self.encoder = spec.get("encoder", "")
-        cross = spec.get("cross_encoder") or {}
-        self.cross_encoder_weight = float(cross.get("weight", 0.0))
-        if not 0.0 <= self.cross_encoder_weight <= 1.0:
-            raise ValueError(f"relation model: the cross-encoder's weight must lie in [0, 1], got {self.cross_encoder_weight}")
-        if self.cross_encoder_weight and sorted(cross.get("labels", [])) != sorted(RELATIONS):
-            raise ValueError(f"relation model: the cross-encoder's labels must be {RELATIONS}")
-        self._cross_encoder = None
-        self._building = threading.Lock()
 
     def probabilities_from_features(self, features: np.ndarray) -> list[dict[str, float]]:
         """P(relation | pair) for each row of a feature matrix."""
@@ -170,20 +153,9 @@ class RelationModel:
         logits = x @ self.coef.T + self.intercept
         return [dict(zip(self.labels, softmax(row.tolist()))) for row in logits]
 
-    def cross_encoder(self, encoder_path: str):
-        """The cross-encoder part over the encoder at `encoder_path` (built once, on first use)."""
-        with self._building:
-            if self._cross_encoder is None:
-                from pcm.perception.cross_encoder import PairCrossEncoder
-
-                self._cross_encoder = PairCrossEncoder.from_spec(self.spec["cross_encoder"], encoder_path)
-        return self._cross_encoder
-
     def judge(self, memory_vectors: np.ndarray, statement_vector: np.ndarray, memories: list[str],
-              statement: str, encoder_path: str = "") -> list[dict[str, float]]:
-        """P(relation) of `statement` to each memory (its text and encoder vector). With a
-        cross-encoder part, which runs over the encoder at `encoder_path` (required then), the
-        mixture, plus the head's own P(consistent) as `consistent_head`."""
+              statement: str) -> list[dict[str, float]]:
+        """P(relation) of `statement` to each memory (its text and encoder vector)."""
         if not memories:
             return []
         if np.asarray(statement_vector).shape[-1] != self.dimension:
@@ -191,21 +163,7 @@ class RelationModel:
                              f"{self.encoder or 'its encoder'}, got {np.asarray(statement_vector).shape[-1]}")
         rows = np.stack([pair_features(self.features, u, statement_vector, m, statement, self.basis)
                          for u, m in zip(memory_vectors, memories)])
-        head = self.probabilities_from_features(rows)
-        if not self.cross_encoder_weight:
-            return head
-        if not encoder_path:
-            raise ValueError("this relation model has a cross-encoder part: pass the encoder's path")
-        cross = self.cross_encoder(encoder_path)
-        mixed = mix(np.asarray([[p[label] for label in cross.labels] for p in head]),
-                    cross.probabilities(list(memories), [statement] * len(memories)), self.cross_encoder_weight)
-        return [{**dict(zip(cross.labels, map(float, row))), "consistent_head": p["consistent"]}
-                for row, p in zip(mixed, head)]
-
-
-def head_consistency(verdict: dict[str, float]) -> float:
-    """The vector head's own P(consistent) of a verdict (the verdict's P(consistent) when it has no other)."""
-    return float(verdict.get("consistent_head", verdict["consistent"]))
+        return self.probabilities_from_features(rows)
 
 
 _MODELS: dict[tuple[str, float], RelationModel] = {}
@@ -220,3 +178,25 @@ def load_relation_model(path: str | Path) -> RelationModel:
     if key not in _MODELS:
         _MODELS[key] = RelationModel(json.loads(path.read_text(encoding="utf-8")))
     return _MODELS[key]
+
+
+class PairJudge:
+    """The relation model at `model_path` over `embedder`'s vectors: the verdicts on (memory,
+    statement) pairs that perception reads and maintenance asks for the facts a turn supports."""
+
+    def __init__(self, embedder, model_path: Path):
+        self.embedder, self.model_path = embedder, Path(model_path)
+
+    def __call__(self, text: str, memories: list) -> dict[str, dict[str, float]]:
+        """P(consistent/novel/contradiction) of `text` against each of `memories` (retrieved
+        memories), by memory id; {} when there are none or no relation model is available."""
+        if not memories or self.embedder is None or not self.model_path.is_file():
+            return {}
+        vectors = self.embedder.encode([*(m.content for m in memories), text])
+        verdicts = load_relation_model(self.model_path).judge(vectors[:-1], vectors[-1],
+                                                             [m.content for m in memories], text)
+        return {m.id: verdict for m, verdict in zip(memories, verdicts)}
+
+    @property
+    def thresholds(self) -> RelationThresholds:
+        return load_relation_model(self.model_path).thresholds

@@ -16,7 +16,7 @@ from datetime import datetime
 
 import numpy as np
 
-from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
+from pcm.models import RETRIEVABLE_TYPES, MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
 from pcm.world.text import lexical_terms
 
 
@@ -25,7 +25,7 @@ class MemoryAsOf:
 
     def __init__(self, memory, moment: datetime | str):
         self.memory = memory
-        self.moment = as_utc(moment)
+        self.moment = as_utc(moment, field="as_of")
         self.user_id = memory.user_id
         self.dormant_floor = memory.dormant_floor
         self._cutoff = self.moment.timestamp()
@@ -111,8 +111,6 @@ class MemoryAsOf:
 
     def dense_search(self, query_vector: np.ndarray, n: int, types: Iterable[NodeType] | None = None,
                      include_dormant: bool = False) -> list[tuple[str, float]]:
-        from pcm.world.knowledge_graph import RETRIEVABLE_TYPES
-
         wanted = {NodeType(t).value for t in (types or RETRIEVABLE_TYPES)}
         excluded = sum(1 for i in self._weights if not self._accept(i, wanted, include_dormant))
         found = self.memory.vectors.query(query_vector, n + excluded, include_dormant=True,
@@ -123,16 +121,12 @@ class MemoryAsOf:
         terms = lexical_terms(query)
         if not terms:
             return {}
-        from pcm.world.knowledge_graph import RETRIEVABLE_TYPES
-
         wanted = {t.value for t in RETRIEVABLE_TYPES}
         out = self.memory.lexical.search(terms, n, lambda i: self._accept(i, wanted, include_dormant))
         best = max(out.values(), default=0.0)
         return {i: s / best for i, s in out.items()} if best > 0 else {}
 
     def latest_in_script(self, cjk: bool, n: int, include_dormant: bool = False) -> list[str]:
-        from pcm.world.knowledge_graph import RETRIEVABLE_TYPES
-
         wanted = {t.value for t in RETRIEVABLE_TYPES}
         every = self.memory.latest_in_script(cjk, len(self.memory), include_dormant=True)
         return [i for i in every if self._accept(i, wanted, include_dormant)][:n]

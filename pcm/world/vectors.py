@@ -24,8 +24,55 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from pcm.world.records import StorageError, is_damaged, move_aside, storage_error
+
 logger = logging.getLogger(__name__)
 DORMANT_SUFFIX = "-dormant"
+
+
+class VectorIndexError(StorageError):
+    """The vector index cannot be used (its Chroma database is damaged); `pcm repair` rebuilds it
+    from the graph store. `damage`: what shows the database is damaged, when something does."""
+
+    damage: str | None = None
+
+
+class IncompleteIndexError(VectorIndexError):
+    """The vector index lacks more of a user's memories than opening rebuilds by itself."""
+
+
+def is_panic(error: BaseException) -> bool:
+    """Whether `error` is a Rust panic surfacing from Chroma (pyo3's PanicException, which derives
+    from BaseException, not Exception, and cannot be imported by name)."""
+    return type(error).__name__ == "PanicException"
+
+
+def index_failure(error: BaseException) -> bool:
+    """Whether `error` is the vector index failing (not a full disk, a read-only folder, or a bug
+    of the caller's): a `VectorIndexError`, a panic of Chroma, or an error Chroma raised."""
+    return (isinstance(error, VectorIndexError) or is_panic(error)
+            or not isinstance(error, StorageError) and type(error).__module__.startswith("chromadb"))
+
+
+def first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
+def chroma_damage(folder: Path, error: BaseException) -> str | None:
+    """Why the Chroma database in `folder` is damaged, judged after Chroma failed with `error`,
+    or None if nothing says it is (the failure was something else). A panic, or SQLite saying
+    the file is malformed or not a database, is damage; otherwise SQLite checks the file."""
+    if is_panic(error) or is_damaged(error):
+        return first_line(error)
+    database = folder / "chroma.sqlite3"
+    if not database.exists():
+        return None
+    try:
+        with closing(sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)) as connection:
+            found = connection.execute("PRAGMA quick_check(1)").fetchone()[0]
+    except sqlite3.DatabaseError as check_error:
+        return str(check_error) if is_damaged(check_error) else None
+    return None if found == "ok" else " ".join(found.split())   # its report spans lines
 
 
 def index_chroma_log(folder: str | Path) -> None:
@@ -113,6 +160,15 @@ class ChromaConnection:
     committed to that user since this process last used its collections, the cached Chroma
     system is dropped and the client made again (about 40 ms), and embedded writes from
     different processes are serialised by a file lock. A Chroma server needs none of this.
+
+    Embedded Chroma is opened on first use, not when the connection is made: reading a memory
+    needs no vectors, and so works where Chroma cannot open (a read-only data directory). If it
+    cannot open because its database is damaged (SQLite says so, or Chroma panics), the folder is
+    moved aside (`chroma.damaged-<time>`) and a new, empty index made, with a warning: this is
+    the first use in the process, so no open memory relies on the old index yet, and each
+    memory's vectors are rebuilt from the graph store when it is opened
+    (`WeightedKnowledgeGraph.check_index`). A failure that is not plainly damage, or damage found
+    later, raises `VectorIndexError`, which names `pcm repair`.
     """
 
     _shared: dict[tuple[str, str], "ChromaConnection"] = {}
@@ -124,13 +180,110 @@ class ChromaConnection:
         self.embedded = kind == "chroma"
         self.lock = threading.RLock()
         self.generation = 0
-        self.client = chroma_client(kind, data_dir, url, cached_indexes)
+        #: damaged index folders this connection moved aside (where to, and why)
+        self.set_aside: list[tuple[Path, str]] = []
+        #: the users whose index answered a call in this process (see `recover`)
+        self.served: set[str] = set()
+        self._client = None if self.embedded else chroma_client(kind, data_dir, url, cached_indexes)
         self._known: dict[str, int] = {}
         self._write_lock = None
         if self.embedded:
             from filelock import FileLock
 
             self._write_lock = FileLock(str(Path(data_dir) / "chroma" / "writer.lock"), thread_local=False)
+
+    @property
+    def folder(self) -> Path:
+        """The embedded index's folder."""
+        return Path(self.data_dir) / "chroma"
+
+    @property
+    def client(self):
+        """The Chroma client, made on first use (recovering a damaged index while no memory
+        relies on it yet)."""
+        client = self._client
+        if client is None:
+            with self.lock:
+                if self._client is None:
+                    self._client = self._open_client(recover=not self.served)
+                client = self._client
+        return client
+
+    def _open_client(self, recover: bool):
+        """A new embedded client; a damaged database is moved aside first when `recover`."""
+        try:
+            return chroma_client(self.kind, self.data_dir, self.url, self.cached_indexes)
+        except BaseException as error:
+            if not (is_panic(error) or isinstance(error, sqlite3.Error) or isinstance(error, OSError)
+                    or type(error).__module__.startswith("chromadb")):
+                raise
+            self._drop_system()
+            translated = storage_error(error, self.folder, folder=self.data_dir)
+            if translated is not None:
+                raise translated from None
+            damage = chroma_damage(self.folder, error)
+            if damage is None or not recover:
+                raise self.damaged(error) from None
+            self._move_aside(damage)
+        return chroma_client(self.kind, self.data_dir, self.url, self.cached_indexes)
+
+    def damaged(self, error: BaseException, damage: str | None = None) -> VectorIndexError:
+        """The error that tells a user the index cannot be used, and what to run."""
+        failure = VectorIndexError(f"the vector index {self.folder / 'chroma.sqlite3'} cannot be used "
+                                   f"({first_line(error)}); run `pcm repair --data-dir {self.data_dir}` to rebuild "
+                                   "it from the stored memories")
+        failure.damage = damage
+        return failure
+
+    def recover(self, error: BaseException, key: str) -> bool:
+        """After the index failed while the memory of `key` was being opened: if this process has
+        used the index for no other memory and its database is plainly damaged, move it aside and
+        start an empty one (True); the memory then rebuilds its vectors. Once the index has served
+        another memory, that one would be left relying on the old index, so then nothing is done."""
+        if not self.embedded or self.served - {key}:
+            return False
+        damage = getattr(error, "damage", None) or chroma_damage(self.folder, error)
+        if damage is None:
+            return False
+        self.start_afresh(damage)
+        return True
+
+    def _move_aside(self, reason: str) -> Path:
+        from filelock import FileLock
+
+        with FileLock(str(self.folder / "writer.lock")):
+            moved = move_aside(self.folder)
+        self.set_aside.append((moved, reason))
+        logger.warning("the vector index %s is damaged (%s): moved it to %s; a new one is rebuilt from the stored "
+                       "memories (each user's when it is opened, or all of them by `pcm repair`)",
+                       self.folder, reason, moved)
+        return moved
+
+    def start_afresh(self, reason: str) -> Path | None:
+        """Move the embedded index aside (when it exists) and start an empty one, opened on next
+        use: for `recover` and `pcm repair`. Every user's vectors must then be rebuilt."""
+        with self.lock:
+            self._drop_system()
+            self._client = None
+            moved = self._move_aside(reason) if self.folder.exists() else None
+            self.generation += 1
+            self._known.clear()
+            return moved
+
+
+    def _drop_system(self) -> None:
+        """Stop and forget this process's embedded Chroma system for the folder (if any)."""
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        identifier = self._client._identifier if self._client is not None else f"{self.data_dir}/chroma"
+        with SharedSystemClient._refcount_lock:
+            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+            system = SharedSystemClient._identifier_to_system.pop(identifier, None)
+        if system is not None:
+            try:
+                system.stop()
+            except Exception:   # a system that failed to start may not stop cleanly either
+                logger.debug("stopping the Chroma system of %s failed", identifier, exc_info=True)
 
     @classmethod
     def shared(cls, kind: str, data_dir: str, url: str = "", cached_indexes: int = 0) -> "ChromaConnection":
@@ -163,15 +316,11 @@ class ChromaConnection:
                 self._reset()
 
     def _reset(self) -> None:
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        identifier = self.client._identifier
-        with SharedSystemClient._refcount_lock:
-            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
-            system = SharedSystemClient._identifier_to_system.pop(identifier, None)
-        if system is not None:
-            system.stop()
-        self.client = chroma_client(self.kind, self.data_dir, self.url, self.cached_indexes)
+        if self._client is None:   # not opened yet: it opens fresh on first use
+            return
+        self._drop_system()
+        self._client = None
+        self._client = self._open_client(recover=False)
         self.generation += 1
         self._known.clear()
         logger.info("reloaded the embedded Chroma of %s", self.data_dir)
@@ -190,17 +339,26 @@ EVICTED_INDEX_ERROR = "Error creating hnsw segment reader"
 def reloading_evicted_indexes(method):
     """Run a `VectorIndex` method; if embedded Chroma fails to reload an index it evicted from
     its cache (`EVICTED_INDEX_ERROR`), restart the process's Chroma system, which rebuilds every
-    index from its files and log on first use, and run the method once more."""
+    index from its files and log on first use, and run the method once more. A panic of Chroma,
+    or an error saying its database is damaged, becomes a `VectorIndexError` (one line)."""
     @functools.wraps(method)
     def run(self: "VectorIndex", *args, **kwargs):
         try:
-            return method(self, *args, **kwargs)
-        except Exception as error:  # chromadb.errors.InternalError; chromadb is imported lazily
-            if not self.connection.embedded or EVICTED_INDEX_ERROR not in str(error):
-                raise
-            logger.info("embedded Chroma could not reload an evicted index (%s); restarting it", error)
-            self.connection.restart(self._generation)
-            return method(self, *args, **kwargs)
+            try:
+                result = method(self, *args, **kwargs)
+            except Exception as error:  # chromadb.errors.InternalError; chromadb is imported lazily
+                if not self.connection.embedded or EVICTED_INDEX_ERROR not in str(error):
+                    raise
+                logger.info("embedded Chroma could not reload an evicted index (%s); restarting it", error)
+                self.connection.restart(self._generation)
+                result = method(self, *args, **kwargs)
+        except BaseException as error:
+            if not isinstance(error, StorageError) and (
+                    is_panic(error) or isinstance(error, Exception) and self.connection.embedded and is_damaged(error)):
+                raise self.connection.damaged(error, damage=first_line(error)) from None
+            raise
+        self.connection.served.add(self.key)
+        return result
     return run
 
 

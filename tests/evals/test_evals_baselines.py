@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from evals.baselines import (
+from evals.bench.baselines import (
     BM25Retriever,
     DenseRetriever,
     Document,

@@ -7,7 +7,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from evals import tracking
-from evals.judge import judge_answer
+from evals.bench.judge import judge_answer
 from pcm.llm import LLMClient
 
 ITEMS = [{"id": i, "inputs": {"question": f"q{i}"}, "reference": {"answer": "a"},

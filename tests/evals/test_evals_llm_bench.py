@@ -2,7 +2,7 @@
 
 import json
 
-from evals.llm_bench import bench_report, run_llm_bench
+from evals.bench.llm_bench import bench_report, run_llm_bench
 from fault_server import FaultServer
 from pcm.config import load_context
 

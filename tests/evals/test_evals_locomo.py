@@ -2,13 +2,15 @@
 
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 from comparison import numbers_within
 from typer.testing import CliRunner
 
 from evals.__main__ import app
-from evals.locomo import PCM_VARIANTS, REINGESTED_VARIANTS, run_locomo, user_of
+from evals.bench.locomo import KS, PCM_VARIANTS, REINGESTED_VARIANTS, ROUTING_OFF, routing_figures, run_locomo, user_of
+from evals.provenance import fitted_conversations
 from pcm.config import load_context
 from pcm.datasets.locomo import load_locomo
 from pcm.services import Services
@@ -45,6 +47,21 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
     assert results["cost"]["latency_p50"] > 0 and results["cost"]["llm_calls_per_turn"] == 0
     assert set(results["cost"]["memories"]) == {c.sample_id for c in two_conversations}
     assert "skipped" in results["qa"]
+    # the conversations the shipped router was fitted on, as its file records them, and routing over the others
+    fitted = fitted_conversations(ctx.calibration_path)
+    assert results["fitted_conversations"] == {"calibration": str(ctx.calibration_path), "conversations": fitted}
+    ids = [c.sample_id for c in two_conversations]
+    assert [c for c in ids if results["per_conversation"][c]["fitted_on"]] == [c for c in ids if c in fitted]
+    everything, unseen = results["routing"]["all"], results["routing"]["not_fitted_on"]
+    assert everything["conversations"] == ids and unseen["conversations"] == [c for c in ids if c not in fitted]
+    assert everything["turns"] == results["cost"]["turns"] and everything["questions"] == results["questions"]
+    assert everything["correction_turns"] == results["cost"]["agents"].get("correction", 0)
+    assert everything["correction_share"] == everything["correction_turns"] / everything["turns"]
+    for k in KS:
+        for name in ("pcm", ROUTING_OFF):
+            assert everything["recall"][name][f"recall@{k}"] == pytest.approx(results["systems"][name][f"recall@{k}"])
+        assert everything["pcm_minus_routing_off"][f"recall@{k}"]["difference"] == pytest.approx(
+            -results["versus_pcm"][ROUTING_OFF][f"recall@{k}"]["difference"])
 
 
 def test_a_run_on_two_processes_gives_the_figures_of_one_process(tmp_path, two_conversations):
@@ -72,7 +89,7 @@ def test_a_run_on_two_processes_gives_the_figures_of_one_process(tmp_path, two_c
 def test_one_conversation_never_answers_another(tmp_path, two_conversations):
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from evals.locomo import ingest
+    from evals.bench.locomo import ingest
     from pcm.api import PCM
 
     pcm = PCM(load_context(data_dir=str(tmp_path)), checkpointer=InMemorySaver())
@@ -113,8 +130,53 @@ def test_cli_writes_results_report_and_plot(tmp_path):
     assert re.search(r"\| pcm \| [0-9.]+ \|", report)
     assert re.search(r"\| bm25 \| [+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|", report)
     assert re.search(r"\| bm25 \| [+-][0-9.]+ \| [0-9] / [0-9] \|", report)          # per conversation
+    seen = "yes" if "conv-30" in results["fitted_conversations"]["conversations"] else "no"
+    assert re.search(rf"\| conv-30 \| {seen} \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ \|", report)
+    assert re.search(r"\| all \(conv-30\) \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| "
+                     r"[+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|", report)
+    assert "| no model fitted on them (" in report
     analysis = CliRunner().invoke(app, ["analyze", str(out)])
     assert analysis.exit_code == 0 and "R@10" in analysis.output
+
+
+def test_routing_is_reported_over_all_conversations_and_over_those_no_shipped_model_saw(tmp_path):
+    """Conversation "b" is marked as fitted on because the calibration file records it; the correction
+    share and routing on/off are given over all three conversations and over "a" and "c" alone."""
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"chat_turns": {"count": 7, "conversations": ["b", "elsewhere"]}}))
+    conversations = [SimpleNamespace(sample_id=c) for c in ("a", "b", "c")]
+    parts = [{"cost": {"turns": turns, "agents": agents}} for turns, agents in
+             ((10, {"correction": 1, "maintenance": 9}), (20, {"correction": 10, "profiling": 10}), (10, {}))]
+    asked_in = ["a", "a", "b", "c"]
+
+    def rows(recalls):
+        return [{"category": 1, **{f"recall@{k}": r for k in KS}} for r in recalls]
+    system_rows = {"pcm": rows([1.0, 0.0, 0.0, 1.0]), ROUTING_OFF: rows([0.0, 0.0, 1.0, 1.0])}
+
+    figures = routing_figures(conversations, parts, system_rows, asked_in, calibration)
+    assert figures["fitted_conversations"] == {"calibration": str(calibration), "conversations": ["b", "elsewhere"]}
+    assert figures["per_conversation"] == {
+        "a": {"fitted_on": False, "turns": 10, "correction_turns": 1, "questions": 2},
+        "b": {"fitted_on": True, "turns": 20, "correction_turns": 10, "questions": 1},
+        "c": {"fitted_on": False, "turns": 10, "correction_turns": 0, "questions": 1}}
+    everything, unseen = figures["routing"]["all"], figures["routing"]["not_fitted_on"]
+    assert figures["routing"]["routing_off_system"] == ROUTING_OFF
+    assert (everything["conversations"], everything["turns"], everything["correction_turns"]) == (["a", "b", "c"], 40, 11)
+    assert (unseen["conversations"], unseen["turns"], unseen["correction_turns"]) == (["a", "c"], 20, 1)
+    assert everything["correction_share"] == 11 / 40 and unseen["correction_share"] == 1 / 20
+    assert everything["recall"] == {"pcm": {f"recall@{k}": 0.5 for k in KS}, ROUTING_OFF: {f"recall@{k}": 0.5 for k in KS}}
+    assert unseen["recall"] == {"pcm": {f"recall@{k}": 2 / 3 for k in KS}, ROUTING_OFF: {f"recall@{k}": 1 / 3 for k in KS}}
+    lead = unseen["pcm_minus_routing_off"]["recall@10"]
+    assert (lead["questions"], lead["better"], lead["worse"]) == (3, 1, 0) and lead["difference"] == pytest.approx(1 / 3)
+    assert everything["pcm_minus_routing_off"]["recall@10"]["difference"] == 0.0
+
+    # a calibration that records no conversation (or no calibration file): nothing is marked
+    no_record = tmp_path / "no-record.json"
+    no_record.write_text(json.dumps({"thresholds": {}}))
+    for path in (no_record, tmp_path / "absent.json"):
+        figures = routing_figures(conversations, parts, system_rows, asked_in, path)
+        assert figures["fitted_conversations"]["conversations"] == []
+        assert figures["routing"]["not_fitted_on"] == figures["routing"]["all"]
 
 
 def test_missing_data_says_how_to_get_it(tmp_path):

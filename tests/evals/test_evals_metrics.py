@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from evals.metrics import (
+from evals.bench.metrics import (
     aggregate,
     answer_scores,
     contains_match,
@@ -144,7 +144,7 @@ def test_answer_scores_rewards_abstention_on_adversarial_questions():
 
 
 def test_paired_difference_tells_a_real_gap_from_noise():
-    from evals.metrics import paired_difference
+    from evals.bench.metrics import paired_difference
 
     base = [{"recall@10": float(i % 2)} for i in range(400)]
     better = [{"recall@10": 1.0} for _ in range(400)]                 # wins 200 questions, loses none
@@ -162,7 +162,7 @@ def test_paired_difference_tells_a_real_gap_from_noise():
 
 
 def test_paired_difference_per_group_shows_where_a_gap_comes_from():
-    from evals.metrics import paired_difference
+    from evals.bench.metrics import paired_difference
 
     base = [{"recall@10": 0.0} for _ in range(6)]
     rows = [{"recall@10": 1.0}, {"recall@10": 1.0}, {"recall@10": 0.0}, {"recall@10": 0.0}, {"recall@10": 0.0},

@@ -1,7 +1,7 @@
 """`make bench-scale`'s measuring functions, run in this process on a small memory (the bench runs
 each in a fresh process on up to 100k memories)."""
 
-from evals.scale import TurnSource, _in_fresh_process, bulk_load, count_nodes, measure, report, serve_many
+from evals.bench.scale import TurnSource, _in_fresh_process, bulk_load, count_nodes, measure, report, serve_many
 from pcm.config import load_context
 from pcm.datasets.locomo import load_locomo
 from pcm.services import Services

@@ -10,11 +10,13 @@ from comparison import numbers_within
 from typer.testing import CliRunner
 
 from evals.__main__ import app
-from evals.calibration import file_digest, fit_router, fit_thresholds, predict_router, save_calibration
-from evals.scenarios import ScenarioRecord, _share, current_wins, load_scenarios, routing_metrics, standing_first
+from evals.bench.scenarios import ScenarioRecord, _share, current_wins, load_scenarios, routing_metrics, standing_first
+from evals.fit.calibration import fit_router, fit_thresholds, predict_router, save_calibration
+from evals.provenance import file_digest
 from pcm.config import PCMContext
 from pcm.evolution import stated_weight
-from pcm.perception.surprise import FEATURES, RouterModel
+from pcm.perception.surprise import FEATURES
+from pcm.routing import RouterModel
 
 
 def record(expected, level, lang="en", revision=None):
@@ -24,7 +26,7 @@ def record(expected, level, lang="en", revision=None):
 
 
 def test_supersession_and_false_alarms_on_a_hand_computed_example():
-    from evals.scenarios import supersession_metrics
+    from evals.bench.scenarios import supersession_metrics
 
     right = record("high", "high", revision=True)
     right.outdated, right.superseded = "Lyon", ["I live in Lyon.", "I like my job."]
@@ -169,7 +171,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
 
 
 def test_calibration_fits_the_routers_on_pair_scenarios_too_but_thresholds_on_the_file_only(tmp_path):
-    from evals.calibration import CHEAP_ROUTER_FEATURES, ROUTER_FEATURES, fit_calibration
+    from evals.fit.calibration import CHEAP_ROUTER_FEATURES, ROUTER_FEATURES, fit_calibration
     from pcm.formulas import LEVELS
 
     def record(level: str, value: float, relation: float) -> SimpleNamespace:
@@ -213,8 +215,8 @@ def test_router_fit_counts_each_example_by_its_weight():
 
 
 def test_calibration_learns_chat_turns_as_low_and_counts_the_file_by_its_weight(tmp_path):
-    from evals.calibration import ROUTER_FEATURES, fit_calibration
-    from evals.router_pairs import ChatTurnRecord
+    from evals.fit.calibration import ROUTER_FEATURES, fit_calibration
+    from evals.fit.router_pairs import ChatTurnRecord
 
     def signals(value: float) -> dict:
         out = dict.fromkeys(ROUTER_FEATURES, 0.0)
@@ -265,7 +267,7 @@ def test_third_dev_file_keeps_its_written_rules():
 def test_a_scenario_replays_on_a_fixed_clock_not_the_day_it_runs(tmp_path, monkeypatch):
     """Memories are indexed with their date, so a replay at the wall clock depended on the day the
     benchmark ran; every message of a replay is said at a fixed moment, a second apart."""
-    from evals.scenarios import REPLAY_START, replay_moment, run_scenarios
+    from evals.bench.scenarios import REPLAY_START, replay_moment, run_scenarios
     from pcm.api import PCM
     from pcm.config import load_context
 
@@ -296,7 +298,7 @@ def test_standing_fact_first_reads_the_first_memory_found_and_counts_only_low_sc
 
 
 def test_pair_verdict_level_reads_the_memory_the_input_is_most_about():
-    from evals.scenarios import pair_verdict_level
+    from evals.bench.scenarios import pair_verdict_level
 
     unrelated = {"consistent": 0.05, "novel": 0.9, "contradiction": 0.05}
     about = {"consistent": 0.3, "novel": 0.2, "contradiction": 0.5}
@@ -314,7 +316,7 @@ def test_a_replay_on_two_processes_gives_the_records_of_one_process(ctx):
     """`--workers 2` splits a replay over two processes. Every decision (level, current over
     outdated, what was superseded, the still-true fact first) must be the one process's, and every
     number equal to 1e-6: embeddings batched differently differ in the last float bits only."""
-    from evals.scenarios import REPLAY_BATCH, run_scenarios
+    from evals.bench.scenarios import REPLAY_BATCH, run_scenarios
     from pcm.services import Services
 
     rows = load_scenarios(Path(__file__).resolve().parents[2] / "evals" / "data" / "scenarios_dev2.jsonl")

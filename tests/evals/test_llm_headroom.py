@@ -5,7 +5,7 @@ import json
 from typer.testing import CliRunner
 
 from evals.__main__ import app
-from evals.llm_headroom import PerfectJudge, measure_headroom
+from evals.bench.llm_headroom import PerfectJudge, measure_headroom
 from pcm.models import NodeType, RetrievedMemory
 
 SCENARIOS = [

@@ -5,7 +5,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from evals.relation_fit import load_pairs
+from evals.fit.relation_pairs import load_pairs
 
 ROOT = Path(__file__).resolve().parents[2]
 AREAS = {"work", "city", "diet", "health", "family", "pets", "hobbies", "tools", "study", "money", "travel",

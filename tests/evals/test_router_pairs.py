@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from evals.router_pairs import out_of_fold_relation_signals, pair_scenarios
+from evals.fit.router_pairs import out_of_fold_relation_signals, pair_scenarios
 
 AREAS = ("work", "diet", "pets", "city")
 
@@ -45,7 +45,7 @@ def test_pair_scenarios_hold_the_memory_among_other_areas_and_take_the_labels_le
 def test_removing_some_groups_leaves_every_other_draw_as_it_was():
     """The draws are ordered by a hash, not a shuffle: removing groups from the pool changes only
     what touched them (a shuffle redrew all 900 router scenarios after a 3% cleanup)."""
-    from evals.relation_fit import split_groups, with_negatives
+    from evals.fit.relation_pairs import split_groups, with_negatives
 
     pairs = _pairs()
     removed = {p["group"] for p in pairs[:12]}
@@ -69,17 +69,17 @@ def test_removing_some_groups_leaves_every_other_draw_as_it_was():
 
 
 def _groups_seen_by(monkeypatch, function: str) -> list[set[str]]:
-    """Record the groups of the rows each call of `evals.relation_fit.<function>` is given."""
-    import evals.relation_fit as relation_fit
+    """Record the groups of the rows each call of `<function>` by `evals.fit.router_pairs` is given."""
+    import evals.fit.router_pairs as router_pairs
 
     seen: list[set[str]] = []
-    real = getattr(relation_fit, function)
+    real = getattr(router_pairs, function)
 
     def recording(rows, *args):
         seen.append({r["group"] for r in rows})
         return real(rows, *args)
 
-    monkeypatch.setattr(relation_fit, function, recording)
+    monkeypatch.setattr(router_pairs, function, recording)
     return seen
 
 
@@ -118,7 +118,7 @@ def test_the_bilinear_blocks_subspace_is_fitted_per_fold_without_the_judged_grou
 
 
 def test_chat_turns_become_low_examples_with_every_signal_measured_with_routing_off(ctx):
-    from evals.router_pairs import chat_turn_records
+    from evals.fit.router_pairs import chat_turn_records
     from pcm.datasets.locomo import load_locomo
     from pcm.services import Services
 
@@ -146,55 +146,3 @@ def test_calibrate_refuses_a_chat_file_that_is_not_there_before_measuring_anythi
     out = tmp_path / "calibration.json"
     result = CliRunner().invoke(app, ["calibrate", "--out", str(out), "--chat", str(tmp_path / "missing.json")])
     assert result.exit_code != 0 and "--chat" in result.output and not out.exists()
-
-
-def test_cross_encoder_comparison_trains_on_the_given_pairs_and_scores_the_held_out_ones():
-    from evals.relation_fit import compare_with_cross_encoder, load_pairs
-    from pcm.perception.relation import RELATIONS
-    from pcm.world.embeddings import default_embedding_path
-
-    pairs = load_pairs()
-    chosen = [next(r for r in pairs if r["label"] == label and r["lang"] == lang)
-              for label in ("consistent", "novel", "contradiction") for lang in ("en", "zh")]
-    held_out = chosen[:3]
-    # a head sure of every held-out pair's label: averaged with it, the cross-encoder cannot outvote it
-    sure_head = np.asarray([[1.0 if label == r["label"] else 0.0 for label in RELATIONS] for r in held_out])
-    lines = []
-    result = compare_with_cross_encoder(chosen, held_out, default_embedding_path(), epochs=1, report=lines.append,
-                                        batch=4, head_probabilities=sure_head)
-    assert result["train_pairs"] == 6 and result["held_out_pairs"] == 3
-    [epoch] = result["per_epoch"]
-    assert epoch["held_out"]["all"]["pairs"] == 3 and 0.0 <= epoch["held_out"]["all"]["accuracy"] <= 1.0
-    assert epoch["held_out_mean_with_head"]["all"] == {"pairs": 3, "accuracy": 1.0}
-    assert lines[0].startswith("cross-encoder epoch 1: held-out")
-    assert lines[1].startswith("cross-encoder epoch 1 averaged with the head: held-out 1.000")
-
-
-def test_the_cross_encoder_part_keeps_the_mixture_weight_that_scores_best_on_validation():
-    from evals.relation_fit import MIXTURE_WEIGHTS, fit_cross_encoder, load_pairs
-    from pcm.perception.relation import RELATIONS
-    from pcm.world.embeddings import default_embedding_path
-
-    pairs = load_pairs()
-    chosen = [next(r for r in pairs if r["label"] == label and r["lang"] == lang)
-              for label in ("consistent", "novel", "contradiction") for lang in ("en", "zh")]
-    validation, test = chosen[:3], chosen[3:]
-    sure = lambda rows: np.asarray([[1.0 if label == r["label"] else 0.0 for label in RELATIONS] for r in rows])
-    lines = []
-    part = fit_cross_encoder(chosen, validation, test, sure(validation), sure(test), default_embedding_path(),
-                             epochs=1, report=lines.append, batch=4, rank=2)
-    # the head alone is right on every validation pair, so no weight beats ω = 0 (ties: the smaller ω)
-    assert part["weight"] == 0.0 and part["fit"]["head_validation_accuracy"] == 1.0
-    assert set(part["fit"]["per_epoch"][0]["validation_accuracy_by_weight"]) == {str(w) for w in MIXTURE_WEIGHTS}
-    assert part["fit"]["held_out_with_head"]["all"] == {"pairs": 3, "accuracy": 1.0}
-    assert part["rank"] == 2 and part["updates"] and lines[-1].startswith("cross-encoder part kept: epoch 1, weight 0.0")
-
-
-def test_fit_relation_refuses_negative_cross_encoder_epochs(tmp_path):
-    from typer.testing import CliRunner
-
-    from evals.__main__ import app
-
-    result = CliRunner().invoke(app, ["fit-relation", "--out", str(tmp_path / "r.json"), "--cross-encoder-epochs", "-1"])
-    assert result.exit_code != 0 and "--cross-encoder-epochs" in result.output
-    assert not (tmp_path / "r.json").exists()

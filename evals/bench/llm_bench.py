@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 
-from evals.locomo import ingest, user_of
+from evals.bench.locomo import ingest, user_of
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.datasets.locomo import Conversation, load_locomo
@@ -34,7 +34,7 @@ def _percentiles(seconds: list[float]) -> dict[str, float]:
 
 
 def _ingest(pcm: PCM, conversation: Conversation, limit_turns: int | None, progress: bool) -> dict:
-    """`evals.locomo.ingest`, plus how many memories carry LLM-named topics beside the domains."""
+    """`evals.bench.locomo.ingest`, plus how many memories carry LLM-named topics beside the domains."""
     figures = ingest(pcm, conversation, progress, limit_turns)
     domains = set(pcm.ctx.domains)
     figures["memories_with_topics"] = sum(1 for n in pcm.memory(user_of(conversation)).nodes()
@@ -45,7 +45,8 @@ def _ingest(pcm: PCM, conversation: Conversation, limit_turns: int | None, progr
 def run_llm_bench(data: str, ctx: PCMContext, conversation: str | None = None, limit_turns: int | None = None,
                   progress: bool = True, cache_dir: str | None = None) -> dict:
     """See the module docstring. Without `ctx.llm_model`, the local SmolLM2 server is started."""
-    from pcm.llm_server import LocalLLMServer, model_cache, prepare_model
+    from pcm.llm_server import LocalLLMServer
+    from pcm.model_files import model_cache, prepare_model
 
     conversations = load_locomo(data)
     chosen = next((c for c in conversations if c.sample_id == conversation), None) if conversation else conversations[0]

@@ -7,6 +7,11 @@ and no informativeness prior, with every stated fact starting at its branch's we
 the baselines BM25, dense MiniLM and their reciprocal-rank fusion over the raw turns.
 Each conversation has its own user namespace, so one conversation's memory never
 answers another's questions.
+
+The shipped router was fitted with some LoCoMo conversations' turns as "low" examples (`make
+calibrate --chat`, recorded in the calibration file): the results mark those conversations, and
+give the share of turns routed to correction and PCM's recall against `pcm-no-routing` both over
+all conversations and over those no shipped model saw (`routing_figures`).
 """
 
 from __future__ import annotations
@@ -17,19 +22,22 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
-from evals.baselines import BM25Retriever, DenseRetriever, HybridRetriever, turn_documents
-from evals.judge import judge_answer
-from evals.processes import refuse_given_chat_model, results_in_processes
-from evals.metrics import aggregate, answer_scores, ndcg_at_k, paired_difference, recall_at_k, session_hit_at_k
-from evals.scenarios import SEARCH_ABLATIONS
+from evals.bench.baselines import BM25Retriever, DenseRetriever, HybridRetriever, turn_documents
+from evals.bench.judge import judge_answer
+from evals.bench.metrics import aggregate, answer_scores, ndcg_at_k, paired_difference, recall_at_k, session_hit_at_k
+from evals.bench.processes import refuse_given_chat_model, results_in_processes
+from evals.bench.scenarios import SEARCH_ABLATIONS
+from evals.provenance import fitted_conversations
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.datasets.locomo import ADVERSARIAL_CATEGORY, Conversation, QAItem, Turn
+from pcm.routing import BRANCH_OF_LEVEL
 from pcm.services import Services
 
 logger = logging.getLogger(__name__)
@@ -41,6 +49,8 @@ PCM_VARIANTS = {"pcm": {}, **{f"pcm-{name}": options for name, options in SEARCH
 REINGESTED_VARIANTS = {"pcm-no-routing": {"router": "off"}, "pcm-no-informativeness": {"informativeness_exponent": 0.0}}
 #: the ingestions whose turn latencies results.json's `cost` reports, and under which key
 LATENCY_KEYS = {"pcm": "latencies", "pcm-no-routing": "no_routing_latencies"}
+#: the system PCM's routing is compared with: the same ingestion with every turn sent to maintenance
+ROUTING_OFF = "pcm-no-routing"
 QA_MAX_TOKENS = 64
 QA_SYSTEM = ("Answer the question about the conversation from the memories below, in a few words. "
              "Dates in brackets are when a memory was said. If the memories do not contain the answer, "
@@ -105,8 +115,8 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
 
     `items` in the result holds PCM's per-question figures (for `analyze` and LangSmith);
     with an LLM, answers are scored by the four answer metrics and, with `judge`, by an
-    LLM judge (Mem0's protocol, `evals.judge`). With `workers` > 1 the conversations are
-    scored in that many processes (`evals.processes`), the longest first; each is its own
+    LLM judge (Mem0's protocol, `evals.bench.judge`). With `workers` > 1 the conversations are
+    scored in that many processes (`evals.bench.processes`), the longest first; each is its own
     user, so the figures are those of one process, merged in the conversations' order.
     """
     if workers < 1:
@@ -171,9 +181,47 @@ def run_locomo(conversations: list[Conversation], ctx: PCMContext, services: Ser
             "wall_seconds": round(time.perf_counter() - started_all, 1),
         },
         "qa": _qa_summary(qa_rows, services),
+        **routing_figures(conversations, parts, rows, asked_in, ctx.calibration_path),
         "misses": misses[:25],
         "items": items,
     }
+
+
+def routing_figures(conversations: list[Conversation], parts: list[dict], rows: dict[str, list[dict]],
+                    asked_in: list[str], calibration: Path) -> dict:
+    """`fitted_conversations`: the conversations the router in `calibration` was fitted on, as the
+    file records them; `per_conversation`: whether each run one was, its turns, those routed to
+    correction and its questions; `routing`: the correction share and recall of PCM against
+    `ROUTING_OFF` over `all` conversations and over those `not_fitted_on` (`parts`: each
+    conversation's `score_conversation`, in order; `rows` and `asked_in`: each system's rows and the
+    conversation of each row, as merged)."""
+    fitted = fitted_conversations(calibration)
+    per_conversation = {
+        c.sample_id: {"fitted_on": c.sample_id in fitted, "turns": part["cost"]["turns"],
+                      "correction_turns": part["cost"]["agents"].get(BRANCH_OF_LEVEL["high"], 0),
+                      "questions": asked_in.count(c.sample_id)}
+        for c, part in zip(conversations, parts)}
+    unseen = [c for c, figures in per_conversation.items() if not figures["fitted_on"]]
+    return {"fitted_conversations": {"calibration": str(calibration), "conversations": fitted},
+            "per_conversation": per_conversation,
+            "routing": {"routing_off_system": ROUTING_OFF,
+                        "all": _routing_over(list(per_conversation), per_conversation, rows, asked_in),
+                        "not_fitted_on": _routing_over(unseen, per_conversation, rows, asked_in)}}
+
+
+def _routing_over(chosen: list[str], per_conversation: dict, rows: dict[str, list[dict]], asked_in: list[str]) -> dict:
+    """The correction share of `chosen` conversations' turns, and recall@k of PCM and `ROUTING_OFF`
+    on their questions with PCM's lead, question by question (`paired_difference`)."""
+    kept = [i for i, conversation in enumerate(asked_in) if conversation in chosen]
+    pcm_rows, off_rows = [rows["pcm"][i] for i in kept], [rows[ROUTING_OFF][i] for i in kept]
+    turns = sum(per_conversation[c]["turns"] for c in chosen)
+    corrected = sum(per_conversation[c]["correction_turns"] for c in chosen)
+    recall = [f"recall@{k}" for k in KS]
+    return {"conversations": chosen, "turns": turns, "correction_turns": corrected,
+            "correction_share": corrected / turns if turns else None, "questions": len(kept),
+            "recall": {name: {k: aggregate(system_rows, metric_keys=recall)["overall"].get(k) for k in recall}
+                       for name, system_rows in (("pcm", pcm_rows), (ROUTING_OFF, off_rows))},
+            "pcm_minus_routing_off": {k: paired_difference(pcm_rows, off_rows, k) for k in recall}}
 
 
 def _no_cost() -> dict:

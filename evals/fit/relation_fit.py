@@ -7,7 +7,8 @@ out for the reported accuracy, and 20% of the remaining groups are the validatio
 each input variant's regularisation C is chosen. The variant with the best validation accuracy is
 refitted on every pair and shipped. Added negatives: every statement is also paired with a memory
 of another life area in the same language (same side of the split), labelled novel, so that an
-unrelated memory is not read as confirmed or contradicted.
+unrelated memory is not read as confirmed or contradicted (the pairs, the split and the negatives:
+`evals.fit.relation_pairs`).
 
 Variants: feature blocks over the shipped encoder's vectors (see `pcm.perception.relation`; the
 `bilinear` block at each rank of `BILINEAR_RANKS`, its subspace fitted on the texts of the pairs the
@@ -17,23 +18,14 @@ both texts, compared with the encoder on the same N pairs (the LM needs about 0.
 this 2-core machine, about 11 minutes for all pairs on top of the fit; on 2,004 pairs it scored
 0.646 held out against the encoder's 0.775, so the encoder input is what ships).
 
-With `--cross-encoder-epochs N`, also the shipped encoder fine-tuned as a cross-encoder on the
-training groups, scored on the same held-out groups after each epoch (about 3.5 minutes an epoch
-here), alone and with its probabilities averaged with the chosen head's; a measured comparison,
-nothing of it is shipped. With `--cross-encoder-part-epochs N`, the part that is shipped: a
-low-rank update of the encoder read as a cross-encoder (`pcm.perception.cross_encoder`), fitted
-on the training groups, its epoch and its weight in the mixture with the head chosen on the
-validation groups, then scored once on the held-out groups (`fit_cross_encoder`).
-
 Thresholds: τ_c, τ_l and τ_cue of `pcm.formulas.pair_level` maximise 3-way routing accuracy on the
 dev files' probes, whose signals are measured after replaying each history with routing off (as
-`evals.calibration` does for the calibrated router). The thresholds without the cue path (τ_cue
+`evals.fit.calibration` does for the calibrated router). The thresholds without the cue path (τ_cue
 off) are stored beside them for the benchmark's ablation.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import random
@@ -47,13 +39,16 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from evals.calibration import file_digest
-from pcm.formulas import mix, pair_level
+from evals.bench.scenarios import load_scenarios, run_scenarios
+from evals.fit.relation_pairs import load_pairs, split_groups, with_negatives
+from evals.provenance import file_digest
+from pcm.config import load_context
+from pcm.formulas import pair_level
 from pcm.perception.relation import RELATIONS, SubspaceBasis, pair_features
+from pcm.services import Services
 from pcm.world.knowledge_graph import atomic_write_text
 
 logger = logging.getLogger(__name__)
-TRAINING_DIR = Path(__file__).resolve().parents[1] / "training" / "relation_pairs"
 BILINEAR_RANKS = (16, 24, 32)
 
 
@@ -76,48 +71,6 @@ C_GRID = (0.001, 0.003, 0.01, 0.03)
 HELD_OUT_SHARE = 0.2
 SEED = 0
 LM_PROMPT = "Earlier the user said: {memory}\nNow the user says: {statement}\nDoes this contradict what they said earlier?"
-
-
-def load_pairs(folder: Path = TRAINING_DIR) -> list[dict]:
-    rows = [json.loads(line) for file in sorted(folder.glob("*.jsonl"))
-            for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for row in rows:
-        if row.get("label") not in RELATIONS:
-            raise ValueError(f"pair {row.get('id')}: unknown label {row.get('label')!r}")
-    return rows
-
-
-def stable_key(seed: int, *parts: str) -> bytes:
-    """A seeded pseudo-random sort key that depends only on `parts`. A draw ordered by it keeps what
-    it drew when other items join or leave the pool (a seeded shuffle redraws everything), so an
-    edit to the training pairs changes the fitted models only where it touches them."""
-    return hashlib.sha256("\x1f".join((str(seed), *parts)).encode("utf-8")).digest()
-
-
-def stable_number(seed: int, *parts: str) -> int:
-    """`stable_key` as an integer in [0, 2⁶⁴): a seeded draw (a fraction, a fold) from `parts` alone."""
-    return int.from_bytes(stable_key(seed, *parts)[:8], "big")
-
-
-def split_groups(rows: list[dict], share: float, seed: int) -> tuple[set[str], set[str]]:
-    """(kept, held-out) group names: `share` of the groups, the first by `stable_key`."""
-    groups = sorted({r["group"] for r in rows}, key=lambda group: stable_key(seed, group))
-    cut = int(len(groups) * share)
-    return set(groups[cut:]), set(groups[:cut])
-
-
-def with_negatives(rows: list[dict], held_out: set[str], seed: int) -> list[dict]:
-    """The pairs plus, for each, its statement against another area's memory (same language and
-    side of the split, the first by `stable_key`), labelled novel (kind `unrelated`)."""
-    memories = {r["group"]: (r["memory"], r["area"], r["lang"]) for r in rows}
-    negatives = []
-    for r in rows:
-        side = r["group"] in held_out
-        candidates = [g for g, (_, area, lang) in memories.items()
-                      if area != r["area"] and lang == r["lang"] and (g in held_out) == side]
-        memory = memories[min(candidates, key=lambda group: stable_key(seed, r["id"], group))][0]
-        negatives.append(dict(r, id=f"{r['id']}-unrelated", memory=memory, label="novel", kind="unrelated"))
-    return rows + negatives
 
 
 def fit_basis(rows: list[dict], rank: int, vectors: dict[str, np.ndarray]) -> SubspaceBasis | None:
@@ -187,12 +140,10 @@ def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str],
 
 
 def compare_variants(train: list[dict], validation: list[dict], test: list[dict], vectors: dict[str, np.ndarray],
-                     report) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
+                     report) -> dict:
     """Each encoder variant: C chosen on validation, then refitted on train + validation and
-    scored on the held-out test groups. Returns the scores, each variant's P(relation) of the
-    test rows (that refit) and of the validation rows (the fit on train at the chosen C); one row
-    each, columns in `RELATIONS` order."""
-    results, probabilities, validation_probabilities = {}, {}, {}
+    scored on the held-out test groups."""
+    results = {}
     for name, variant in VARIANTS.items():
         blocks, basis = variant.blocks, fit_basis(train, variant.rank, vectors)
         x_train, x_val = encoder_features(train, blocks, vectors, basis), encoder_features(validation, blocks, vectors,
@@ -204,18 +155,17 @@ def compare_variants(train: list[dict], validation: list[dict], test: list[dict]
                 :, [list(model.classes_).index(label) for label in RELATIONS]]
             scores[c] = float(np.mean(np.asarray(most_likely(on_validation[c])) == [r["label"] for r in validation]))
         best_c = max(scores, key=scores.get)
-        validation_probabilities[name] = on_validation[best_c]
         kept = train + validation
         basis = fit_basis(kept, variant.rank, vectors)
         scaler, model = fit_head(encoder_features(kept, blocks, vectors, basis), [r["label"] for r in kept], best_c)
-        probabilities[name] = model.predict_proba(scaler.transform(encoder_features(test, blocks, vectors, basis)))[
+        probabilities = model.predict_proba(scaler.transform(encoder_features(test, blocks, vectors, basis)))[
             :, [list(model.classes_).index(label) for label in RELATIONS]]
         results[name] = {"blocks": list(blocks), "rank": variant.rank, "C": best_c,
                          "validation_accuracy": round(scores[best_c], 3),
-                         "held_out": breakdown(test, most_likely(probabilities[name]))}
+                         "held_out": breakdown(test, most_likely(probabilities))}
         report(f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
                f"{results[name]['held_out']['all']['accuracy']:.3f}")
-    return results, probabilities, validation_probabilities
+    return results
 
 
 def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.ndarray], limit: int,
@@ -254,129 +204,6 @@ def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.
     return out
 
 
-def train_one_epoch(logits, order: list[dict], optimiser, rng: random.Random, batch: int) -> None:
-    """One pass of class-balanced cross-entropy over `order` (shuffled in place by `rng`), in
-    batches; `logits(rows)` gives the model's logits over `RELATIONS` for a batch of pairs. The
-    class weights, n / (3 · n_label), come from `order` itself."""
-    import torch
-
-    counts = {label: sum(r["label"] == label for r in order) for label in RELATIONS}
-    balance = torch.tensor([len(order) / (len(RELATIONS) * max(1, counts[label])) for label in RELATIONS])
-    rng.shuffle(order)
-    for start in range(0, len(order), batch):
-        rows = order[start:start + batch]
-        target = torch.tensor([RELATIONS.index(r["label"]) for r in rows])
-        loss = torch.nn.functional.cross_entropy(logits(rows), target, weight=balance)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-
-
-def compare_with_cross_encoder(train: list[dict], test: list[dict], encoder_path: str, epochs: int, report,
-                               batch: int = 32, learning_rate: float = 3e-5, max_length: int = 96,
-                               head_probabilities: np.ndarray | None = None) -> dict:
-    """The shipped encoder fine-tuned as a cross-encoder ("memory [SEP] statement", mean-pooled, a
-    linear head, class-balanced cross-entropy, AdamW) on `train`, scored on the held-out `test`
-    groups after each epoch; with the vector head's P(relation) of the `test` rows
-    (`head_probabilities`, columns in `RELATIONS` order), the mean of the two models' probabilities
-    is scored too. A measured comparison only: nothing it trains is shipped."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    torch.manual_seed(SEED)
-    rng = random.Random(SEED)
-    tokenizer, encoder = AutoTokenizer.from_pretrained(encoder_path), AutoModel.from_pretrained(encoder_path)
-    head = torch.nn.Linear(encoder.config.hidden_size, len(RELATIONS))
-    optimiser = torch.optim.AdamW([*encoder.parameters(), *head.parameters()], lr=learning_rate, weight_decay=0.01)
-
-    def logits(rows: list[dict]):
-        encoded = tokenizer([r["memory"] for r in rows], [r["statement"] for r in rows], padding=True,
-                            truncation=True, max_length=max_length, return_tensors="pt")
-        mask = encoded["attention_mask"].unsqueeze(-1).float()
-        return head((encoder(**encoded).last_hidden_state * mask).sum(1) / mask.sum(1))
-
-    started, order, per_epoch = time.perf_counter(), list(train), []
-    for epoch in range(epochs):
-        encoder.train()
-        train_one_epoch(logits, order, optimiser, rng, batch)
-        encoder.eval()
-        with torch.inference_mode():
-            probabilities = torch.cat([torch.softmax(logits(test[start:start + 64]), dim=-1)
-                                       for start in range(0, len(test), 64)]).numpy()
-        per_epoch.append({"epoch": epoch + 1, "seconds": round(time.perf_counter() - started, 1),
-                          "held_out": breakdown(test, most_likely(probabilities))})
-        scores = per_epoch[-1]["held_out"]
-        report(f"cross-encoder epoch {epoch + 1}: held-out {scores['all']['accuracy']:.3f}, original pairs "
-               f"{scores['original_pairs']['accuracy']:.3f}, contradictions "
-               f"{scores['label'].get('contradiction', {}).get('accuracy')} ({per_epoch[-1]['seconds']} s)")
-        if head_probabilities is not None:
-            mean_scores = per_epoch[-1]["held_out_mean_with_head"] = breakdown(
-                test, most_likely((probabilities + head_probabilities) / 2))
-            report(f"cross-encoder epoch {epoch + 1} averaged with the head: held-out "
-                   f"{mean_scores['all']['accuracy']:.3f}, original pairs {mean_scores['original_pairs']['accuracy']:.3f}")
-    return {"recipe": {"batch": batch, "learning_rate": learning_rate, "max_length": max_length, "epochs": epochs,
-                       "loss": "class-balanced cross-entropy", "pooling": "mean"},
-            "train_pairs": len(train), "held_out_pairs": len(test), "per_epoch": per_epoch}
-
-
-MIXTURE_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-def fit_cross_encoder(train: list[dict], validation: list[dict], test: list[dict], head_validation: np.ndarray,
-                      head_test: np.ndarray, encoder_path: str, epochs: int, report, batch: int = 32,
-                      learning_rate: float = 1e-3, rank: int = 8) -> dict:
-    """The shipped cross-encoder part (`pcm.perception.cross_encoder`): low-rank updates and head
-    fitted on `train` (class-balanced cross-entropy, AdamW). After each epoch, each weight ω of
-    `MIXTURE_WEIGHTS` in P = (1 − ω)·P_head + ω·P_cross is scored on the validation groups (the
-    head's P from its fit on train); the (epoch, ω) with the best validation accuracy is kept
-    (ties: the smaller ω, then the earlier epoch) and scored once on the held-out groups. Returns
-    the kept part's spec (`weight` ω, 0 when the cross-encoder does not help on validation) and the
-    per-epoch scores."""
-    import torch
-
-    from pcm.perception.cross_encoder import PairCrossEncoder
-
-    rng = random.Random(SEED)
-    model = PairCrossEncoder(encoder_path, RELATIONS, rank=rank, seed=SEED)
-    optimiser = torch.optim.AdamW(model.trainable_parameters(), lr=learning_rate, weight_decay=0.01)
-    validation_labels = [r["label"] for r in validation]
-
-    def cross_probabilities(rows: list[dict]) -> np.ndarray:
-        return model.probabilities([r["memory"] for r in rows], [r["statement"] for r in rows])
-
-    def accuracy(probabilities: np.ndarray) -> float:
-        return round(float(np.mean(np.asarray(most_likely(probabilities)) == validation_labels)), 4)
-
-    started, order, per_epoch, best = time.perf_counter(), list(train), [], None
-    head_score = accuracy(head_validation)
-    for epoch in range(1, epochs + 1):
-        model.train()
-        train_one_epoch(lambda rows: model.logits([r["memory"] for r in rows], [r["statement"] for r in rows]), order,
-                        optimiser, rng, batch)
-        on_validation = cross_probabilities(validation)
-        scores = {w: accuracy(mix(head_validation, on_validation, w)) for w in MIXTURE_WEIGHTS}
-        per_epoch.append({"epoch": epoch, "seconds": round(time.perf_counter() - started, 1),
-                          "validation_accuracy_by_weight": {str(w): a for w, a in scores.items()}})
-        report(f"cross-encoder part, epoch {epoch}: validation accuracy by weight "
-               f"{json.dumps(per_epoch[-1]['validation_accuracy_by_weight'])} (head alone {head_score}; "
-               f"{per_epoch[-1]['seconds']} s)")
-        weight = max(MIXTURE_WEIGHTS, key=lambda w: (scores[w], -w))
-        if best is None or scores[weight] > best["validation_accuracy"]:
-            best = {"epoch": epoch, "weight": weight, "validation_accuracy": scores[weight], "spec": model.to_spec(),
-                    "test": cross_probabilities(test)}
-    held_out = breakdown(test, most_likely(mix(head_test, best["test"], best["weight"])))
-    report(f"cross-encoder part kept: epoch {best['epoch']}, weight {best['weight']} (validation "
-           f"{best['validation_accuracy']}); held-out {held_out['all']['accuracy']:.3f}, original pairs "
-           f"{held_out['original_pairs']['accuracy']:.3f}")
-    return {**best["spec"], "weight": best["weight"],
-            "fit": {"epoch": best["epoch"], "validation_accuracy": best["validation_accuracy"],
-                    "head_validation_accuracy": head_score, "held_out_with_head": held_out,
-                    "recipe": {"batch": batch, "learning_rate": learning_rate, "epochs": epochs,
-                               "loss": "class-balanced cross-entropy", "pooling": "mean",
-                               "fitted_on": "the training groups only (not validation, not held out)"},
-                    "per_epoch": per_epoch}}
-
-
 def choose_thresholds(records: list, cue_path: bool = True) -> dict:
     """(τ_c, τ_l, τ_cue) with the best routing accuracy of `pair_level` on the probes' signals
     (ties: the larger thresholds, the cautious ones; τ_cue 1.01 is the cue path switched off,
@@ -397,12 +224,7 @@ def choose_thresholds(records: list, cue_path: bool = True) -> dict:
             "dev_probes": len(records)}
 
 
-def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, cross_encoder_epochs: int = 0,
-                 cross_encoder_part_epochs: int = 0) -> dict:
-    from evals.scenarios import load_scenarios, run_scenarios
-    from pcm.config import load_context
-    from pcm.services import Services
-
+def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=logger.info) -> dict:
     started = time.perf_counter()
     pairs = load_pairs()
     kept_groups, held_out = split_groups(pairs, HELD_OUT_SHARE, SEED)
@@ -418,19 +240,11 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
     train = [r for r in rows if r["group"] in train_groups]
     validation = [r for r in rows if r["group"] in validation_groups]
     test = [r for r in rows if r["group"] in held_out]
-    variants, held_out_probabilities, validation_probabilities = compare_variants(train, validation, test, vectors,
-                                                                                  report)
+    variants = compare_variants(train, validation, test, vectors, report)
     chosen = max(variants, key=lambda v: variants[v]["validation_accuracy"])
     report(f"shipped variant: {chosen} (best validation accuracy)")
     lm = (compare_with_lm(rows, held_out, vectors, lm_pairs, VARIANTS[chosen], variants[chosen]["C"], report)
           if lm_pairs else None)
-    cross = (compare_with_cross_encoder(train + validation, test, services.embedder.model_path, cross_encoder_epochs,
-                                        report, head_probabilities=held_out_probabilities[chosen])
-             if cross_encoder_epochs else None)
-    cross_part = (fit_cross_encoder(train, validation, test, validation_probabilities[chosen],
-                                    held_out_probabilities[chosen], services.embedder.model_path,
-                                    cross_encoder_part_epochs, report)
-                  if cross_encoder_part_epochs else None)
     blocks = VARIANTS[chosen].blocks
     basis = fit_basis(rows, VARIANTS[chosen].rank, vectors)
     scaler, model = fit_head(encoder_features(rows, blocks, vectors, basis), [r["label"] for r in rows],
@@ -447,9 +261,7 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=print, 
                       "split": f"groups, {HELD_OUT_SHARE:.0%} held out (the first by a hash of the group name, seed "
                                f"{SEED}); validation {HELD_OUT_SHARE:.0%} of the rest (seed {SEED + 1}); shipped head "
                                f"refitted on all pairs"},
-        "variants": variants, "lm_comparison": lm, "cross_encoder_comparison": cross,
-        **({} if cross_part is None else {"cross_encoder": cross_part} if cross_part["weight"]
-           else {"cross_encoder_not_kept": cross_part["fit"]}),
+        "variants": variants, "lm_comparison": lm,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     atomic_write_text(out, json.dumps(spec))

@@ -26,7 +26,7 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
-from evals.scenarios import current_wins, dense_baseline_contents, replay_moment, standing_first
+from evals.bench.scenarios import current_wins, dense_baseline_contents, replay_moment, standing_first
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.services import Services

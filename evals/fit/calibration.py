@@ -1,5 +1,5 @@
 """Fit the surprise router on one scenario file (plus scenarios built from the relation training
-pairs and turns of a chat between friends, `evals.router_pairs`); it is only ever scored on
+pairs and turns of a chat between friends, `evals.fit.router_pairs`); it is only ever scored on
 another scenario file.
 
 Two things are fitted from the probes' measured signals:
@@ -15,7 +15,6 @@ what the router learns from does not depend on an earlier router's decisions.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,9 +22,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from evals.provenance import file_digest
 from pcm.config import SCORERS, PCMContext
 from pcm.formulas import LEVELS, effective_surprisal
-from pcm.perception.surprise import CHEAP_FEATURES, FEATURES, RELATION_FEATURES, RouterModel, raw_surprisal
+from pcm.perception.surprise import CHEAP_FEATURES, FEATURES, RELATION_FEATURES, raw_surprisal
+from pcm.routing import RouterModel
 from pcm.world.knowledge_graph import atomic_write_text
 
 
@@ -78,10 +79,6 @@ def predict_router(spec: dict, records) -> list[str]:
     return out
 
 
-def file_digest(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 #: what the full router and the cascade's cheap first stage read
 ROUTER_FEATURES = (*FEATURES, *RELATION_FEATURES)
 CHEAP_ROUTER_FEATURES = (*CHEAP_FEATURES, *RELATION_FEATURES)
@@ -92,7 +89,7 @@ def fit_calibration(records, ctx: PCMContext, source: str | Path, pair_records: 
                     file_weight: float = 1.0) -> dict:
     """θ per scorer on the scenario file's probes; both routers on them (each counted `file_weight`
     times) plus `pair_records` (scenarios built from the relation training pairs) and
-    `chat_records` (turns of a conversation between friends, all "low"; `evals.router_pairs`), if
+    `chat_records` (turns of a conversation between friends, all "low"; `evals.fit.router_pairs`), if
     any. θ_high also sets how hard a correction decays and where hypothesis weights start, so it
     stays the scenario file's."""
     extra = [*(pair_records or []), *(chat_records or [])]

@@ -4,7 +4,7 @@ The judge sees the question, the gold answer and the generated answer and labels
 answer CORRECT or WRONG. As in that protocol it is generous: an answer that refers to
 the same thing as the gold answer counts, however long it is, and dates count when
 they name the same day or period in another format. Adversarial questions (category
-5) are not judged here: they are scored on abstaining (`evals.metrics.answer_scores`).
+5) are not judged here: they are scored on abstaining (`evals.bench.metrics.answer_scores`).
 """
 
 from __future__ import annotations

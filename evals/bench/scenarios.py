@@ -21,12 +21,12 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
-from evals.processes import refuse_given_chat_model, results_in_processes
-from evals.router_pairs import LEVEL_OF_LABEL
+from evals.bench.processes import refuse_given_chat_model, results_in_processes
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
 from pcm.models import NodeType
+from pcm.routing import LEVEL_OF_RELATION
 from pcm.services import Services
 
 logger = logging.getLogger(__name__)
@@ -133,6 +133,16 @@ def dense_baseline_contents(services: Services, messages: list[str], query: str)
 REPLAY_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
 
+def relation_without_cue_path(model: Path, out: Path) -> Path:
+    """A copy of the relation model whose thresholds are those chosen without the cue path (ablation)."""
+    spec = json.loads(model.read_text(encoding="utf-8"))
+    spec["thresholds"] = spec.get("thresholds_without_cue_path") or {**spec.get("thresholds", {}), "cue": 1.01}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "relation-without-cue-path.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    return path
+
+
 def pair_verdict_level(relations: dict[str, dict[str, float]] | None) -> str:
     """The level the relation model's verdict alone gives: its likeliest relation with the judged
     memory the input is most about (the largest P(consistent) + P(contradiction)); "medium" when
@@ -141,7 +151,7 @@ def pair_verdict_level(relations: dict[str, dict[str, float]] | None) -> str:
     if not relations:
         return "medium"
     verdict = max(relations.values(), key=lambda v: v["consistent"] + v["contradiction"])
-    return LEVEL_OF_LABEL[max(verdict, key=verdict.get)]
+    return LEVEL_OF_RELATION[max(verdict, key=verdict.get)]
 
 
 def replay_moment(index: int) -> str:
@@ -205,7 +215,7 @@ REPLAY_BATCH = 8
 
 def replay_in_processes(scenarios: list[dict], ctx: PCMContext, services: Services | None, progress: bool,
                         workers: int) -> list[ScenarioRecord]:
-    """`run_scenarios` over `workers` processes (`evals.processes`). Each scenario is its own user
+    """`run_scenarios` over `workers` processes (`evals.bench.processes`). Each scenario is its own user
     on a fixed clock, so the records are those of one process, in the order given: the same
     decisions, and numbers equal to 1e-6 (texts embedded in other batches differ in the last bits;
     `make bench-scenarios` on dev3 measured it, see the log)."""

@@ -18,6 +18,9 @@ scenario; `cue_counts` reports how many expressions of each family a text contai
 `is_request` tells a question or request to the assistant ("What's a good podcast?",
 "Can you recommend…", "帮我想一个…") from a statement: a request says nothing the memory
 could hold as true or false about the user.
+
+Shared by perception (the signals), routing (requests route low) and evolution (a stored
+request is never a conflict), so it sits below all three.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ def count_nodes(ctx: PCMContext, users: int) -> dict:
 def _in_fresh_process(function: str, ctx: PCMContext, *args) -> dict:
     fields = {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)}
     payload = json.dumps({"function": function, "ctx": fields, "args": args})
-    run = subprocess.run([sys.executable, "-m", "evals.scale", payload], capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-m", "evals.bench.scale", payload], capture_output=True, text=True,
                          timeout=3600, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     if run.returncode != 0:
         raise RuntimeError(f"{function} failed: {run.stderr[-3000:]}")
@@ -227,7 +227,7 @@ def _in_fresh_process(function: str, ctx: PCMContext, *args) -> dict:
 
 # ---------------------------------------------------------------------- the benchmark
 def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int, questions: int,
-              configurations: list[str], progress=print, embedding_cache: Path | None = None) -> dict:
+              configurations: list[str], progress=logger.info, embedding_cache: Path | None = None) -> dict:
     from pcm.devservers import start_chroma, start_postgres, stop_chroma, stop_postgres
     from pcm.services import Services
 

@@ -17,17 +17,16 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from evals.bench.scenarios import holds, load_scenarios, routing_metrics, run_scenarios
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
 from pcm.llm import RelationJudgement
-from pcm.perception.surprise import SurpriseMonitor
-from pcm.services import Services
 from pcm.models import RetrievedMemory
+from pcm.perception.surprise import SurpriseMonitor
+from pcm.routing import LEVEL_OF_RELATION
+from pcm.services import Services
 
-from evals.router_pairs import LEVEL_OF_LABEL
-from evals.scenarios import holds, load_scenarios, routing_metrics, run_scenarios
-
-RELATION_OF_LEVEL = {level: label for label, level in LEVEL_OF_LABEL.items()}
+RELATION_OF_LEVEL = {level: label for label, level in LEVEL_OF_RELATION.items()}
 
 
 class PerfectJudge:

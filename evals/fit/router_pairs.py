@@ -24,10 +24,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from langgraph.checkpoint.memory import InMemorySaver
 
+from evals.bench.locomo import ingest
+from evals.fit.relation_fit import encoder_features, fit_basis, fit_head
+from evals.fit.relation_pairs import stable_key, stable_number, with_negatives
+from pcm.api import PCM
+from pcm.cues import is_request
 from pcm.perception.relation import RELATIONS, pair_features
-
-LEVEL_OF_LABEL = {"consistent": "low", "novel": "medium", "contradiction": "high"}
+from pcm.routing import LEVEL_OF_RELATION
 
 
 def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list[dict]:
@@ -35,8 +40,6 @@ def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list
     memory (three times in four) or two, also chosen by `stable_key`. An edit to the pairs changes
     only the scenarios it touches (a seeded shuffle redrew all 900 when 3% of the pairs were
     removed, which mixed the draw's effect with the edit's)."""
-    from evals.relation_fit import stable_key, stable_number
-
     def fraction(*parts: str) -> float:
         return stable_number(seed, *parts) / 2 ** 64
 
@@ -44,7 +47,7 @@ def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list
     for pair in pairs:
         memories.setdefault(pair["group"], (pair["memory"], pair["lang"], pair["area"]))
     scenarios = []
-    for label, level in LEVEL_OF_LABEL.items():
+    for label, level in LEVEL_OF_RELATION.items():
         drawn = sorted((p for p in pairs if p["label"] == label), key=lambda p: stable_key(seed, p["id"]))
         for pair in drawn[:per_level]:
             others = sorted((m for m, lang, area in memories.values() if lang == pair["lang"] and area != pair["area"]),
@@ -63,8 +66,6 @@ def out_of_fold_relation_signals(records: Sequence, scenarios: Sequence[dict], p
     """Copies of `records` (one per scenario, same order) whose `relation_*` signals are the maxima,
     over the scenario's history, of P(relation) from a head fitted on the other folds' groups
     (`rank`: the `bilinear` block's subspace, fitted on those groups too)."""
-    from evals.relation_fit import encoder_features, fit_basis, fit_head, stable_number, with_negatives
-
     if len(records) != len(scenarios):
         raise ValueError(f"{len(records)} records for {len(scenarios)} scenarios")
     fold_of = {group: stable_number(seed, group) % folds for group in {p["group"] for p in pairs}}
@@ -105,12 +106,6 @@ def chat_turn_records(conversations: Sequence, ctx, services, progress: bool = T
     its turns kept as "low" examples: a chat between friends holds next to no revisions, and the
     router fitted without any misread it (about 12% of LoCoMo turns sent to correction). Turns the
     cascade never routes (nothing retrieved, a request to the assistant) are left out."""
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from evals.locomo import ingest
-    from pcm.api import PCM
-    from pcm.perception.cues import is_request
-
     if ctx.router != "off" or ctx.scorer == "hybrid":
         raise ValueError("chat turns are measured with routing off and an LM scorer (every signal, no earlier "
                          f"router's decisions); got router {ctx.router!r}, scorer {ctx.scorer!r}")

@@ -83,6 +83,37 @@ def _plot_s_eff(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _routing_lines(results: dict) -> list[str]:
+    """Which conversations the shipped router was fitted on, each one's turns routed to correction,
+    and routing on against off over all conversations and over those no shipped model saw."""
+    routing, fitted = results.get("routing"), results.get("fitted_conversations")
+    if not routing or not fitted:
+        return []
+    off = routing["routing_off_system"]
+    lines = ["", f"Conversations a shipped model was fitted on: {', '.join(fitted['conversations']) or 'none'} "
+             f"(their turns were \"low\" examples of the router in `{fitted['calibration']}`). Turns routed to "
+             "correction per conversation:", "",
+             "| conversation | fitted on | turns | routed to correction | questions |", "|---|---|---|---|---|"]
+    for name, c in results["per_conversation"].items():
+        share = c["correction_turns"] / c["turns"] if c["turns"] else None
+        lines.append(f"| {name} | {'yes' if c['fitted_on'] else 'no'} | {c['turns']} | {c['correction_turns']} "
+                     f"({_fmt(share)}) | {c['questions']} |")
+    lines += ["", f"Routing on (pcm) against off ({off}: every turn to maintenance), over all conversations and over "
+              "those no shipped model was fitted on; PCM minus routing off question by question (mean, 95% paired "
+              "bootstrap interval, questions it wins / loses):", "",
+              f"| conversations | turns | routed to correction | questions | pcm recall@10 | {off} recall@10 "
+              "| pcm − routing off, recall@10 |", "|---|---|---|---|---|---|---|"]
+    for label, group in (("all", routing["all"]), ("no model fitted on them", routing["not_fitted_on"])):
+        gap = group["pcm_minus_routing_off"]["recall@10"]
+        lead = (f"{gap['difference']:+.3f} [{gap['ci95'][0]:+.3f}, {gap['ci95'][1]:+.3f}] {gap['better']}/{gap['worse']}"
+                if gap.get("difference") is not None else "n/a")
+        lines.append(f"| {label} ({', '.join(group['conversations']) or 'none'}) | {group['turns']} | "
+                     f"{group['correction_turns']} ({_fmt(group['correction_share'])}) | {group['questions']} | "
+                     f"{_fmt(group['recall']['pcm']['recall@10'])} | {_fmt(group['recall'][off]['recall@10'])} | "
+                     f"{lead} |")
+    return lines
+
+
 def _qa_lines(qa: dict) -> list[str]:
     """QA metrics per category (category 5 is scored on abstaining), or why there are none."""
     if "skipped" in qa:
@@ -161,6 +192,7 @@ def write_locomo_report(results: dict, out: Path) -> None:
                 values = [by_conversation[c] for c in conversations]
                 lines.append(f"| {name} | " + " | ".join(f"{v:+.3f}" for v in values)
                              + f" | {sum(v > 0 for v in values)} / {sum(v < 0 for v in values)} |")
+    lines += _routing_lines(results)
     lines += ["", "Cost:", "", "```", *(f"{k}: {v}" for k, v in results["cost"].items()), "```", ""]
     lines += _qa_lines(results["qa"]) + ["", "![recall@k](recall_at_k.png)", ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")

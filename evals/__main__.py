@@ -11,12 +11,20 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(help="PCM evaluation harness. Every figure comes from what the command ran, on the data it names.",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="PCM evaluation harness. Every figure comes from what the command ran, on the data it names.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 DEV_SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "pcm_scenarios" / "dev.jsonl"
 DEV2_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios_dev2.jsonl"
-WORKERS = typer.Option(1, "--workers", min=1, help="processes that share the replay: each scenario or conversation "
-                                                   "is its own user, so the figures do not depend on it")
+WORKERS = typer.Option(
+    1,
+    "--workers",
+    min=1,
+    help="processes that share the replay: each scenario or conversation "
+    "is its own user, so the figures do not depend on it",
+)
 
 
 def _setup_logging() -> None:
@@ -31,8 +39,9 @@ def _log_to_langsmith(benchmark: str, items: list[dict], metrics: list[str], res
     """With LANGSMITH_API_KEY set, record the per-item figures as a LangSmith experiment."""
     from evals.tracking import log_experiment
 
-    logged = log_experiment(benchmark, items, metrics, metadata={"data": results.get("data"),
-                                                                 "date": results.get("date")})
+    logged = log_experiment(
+        benchmark, items, metrics, metadata={"data": results.get("data"), "date": results.get("date")}
+    )
     if logged:
         results["langsmith"] = logged
         typer.echo(f"LangSmith experiment {logged['experiment']} on dataset {logged['dataset']}")
@@ -40,25 +49,40 @@ def _log_to_langsmith(benchmark: str, items: list[dict], metrics: list[str], res
 
 @app.command()
 def scenarios(
-    data: Path = typer.Option(DEV2_SCENARIOS,
-                              help="scenario JSONL file, or a folder of them (not the calibration's)"),
+    data: Path = typer.Option(DEV2_SCENARIOS, help="scenario JSONL file, or a folder of them (not the calibration's)"),
     out: Path = typer.Option(Path("results/scenarios"), help="output folder"),
     calibration: Optional[Path] = typer.Option(None, help="calibration file (default: the shipped one)"),
     scorer: list[str] = typer.Option(["nll", "nll_delta", "hybrid"], help="scorers to evaluate with thresholds"),
-    router: list[str] = typer.Option(["calibrated", "calibrated-configured-prior", "calibrated-one-step-prior",
-                                      "calibrated-rare-contradictions-prior", "pair", "pair-without-cue-path",
-                                      "routing-off"],
-                                     help="routers to evaluate (the shipped one is always included)"),
-    contributions: bool = typer.Option(True, "--contributions/--no-contributions",
-                                       help="also measure each signal's contribution to the calibrated router"),
+    router: list[str] = typer.Option(
+        [
+            "calibrated",
+            "calibrated-configured-prior",
+            "calibrated-one-step-prior",
+            "calibrated-rare-contradictions-prior",
+            "pair",
+            "pair-without-cue-path",
+            "routing-off",
+        ],
+        help="routers to evaluate (the shipped one is always included)",
+    ),
+    contributions: bool = typer.Option(
+        True,
+        "--contributions/--no-contributions",
+        help="also measure each signal's contribution to the calibrated router",
+    ),
     default_scorer: Optional[str] = typer.Option(None, help="the scorer the system uses (default: config)"),
     workers: int = WORKERS,
 ) -> None:
     """Routing accuracy, macro-F1, current-over-outdated (per language), supersession and false alarms
     per scorer and router, with the dense baseline, on one file."""
     from evals.bench.report import write_scenario_report
-    from evals.bench.scenarios import (load_scenarios, relation_without_cue_path, routing_metrics, run_scenarios,
-                                       scenario_files)
+    from evals.bench.scenarios import (
+        load_scenarios,
+        relation_without_cue_path,
+        routing_metrics,
+        run_scenarios,
+        scenario_files,
+    )
     from evals.fit.calibration import signal_contributions
     from evals.provenance import file_digest
     from pcm.config import load_calibration, load_context
@@ -73,42 +97,56 @@ def scenarios(
     if any(fitted.get("fitted_on_sha256") == file_digest(f) for f in scenario_files(data)):
         raise typer.BadParameter(f"the calibration was fitted on a file in {data}; evaluate on a different file")
     services = Services(base)
-    results: dict = {"data": str(data), "scenarios": len(rows), "calibration": str(base.calibration_path),
-                     "calibration_fitted_on": fitted_on, "default_scorer": default_scorer or base.scorer,
-                     "default_router": base.router, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                     "scorers": {}}
+    results: dict = {
+        "data": str(data),
+        "scenarios": len(rows),
+        "calibration": str(base.calibration_path),
+        "calibration_fitted_on": fitted_on,
+        "default_scorer": default_scorer or base.scorer,
+        "default_router": base.router,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "scorers": {},
+    }
     records = {}
     for name in scorer:
         ctx = base.replace(scorer=name, router="threshold")
         records[name] = run_scenarios(rows, ctx, services, workers=workers)
         results["scorers"][name] = routing_metrics(records[name])
-    cascades = {"calibrated": base.replace(router="calibrated"),
-                # ablation: the configured level prior for every turn, not the user's own estimate
-                "calibrated-configured-prior": base.replace(router="calibrated", level_prior_turns=0.0),
-                # ablation: the user's own prior after one EM step (the mean re-weighted posterior)
-                "calibrated-one-step-prior": base.replace(router="calibrated", level_prior_iterations=1),
-                "calibrated-rare-contradictions-prior": base.replace(router="calibrated",
-                                                                     level_prior=[0.5, 0.4, 0.1]),
-                "pair": base.replace(router="pair"),
-                # ablation: no surprise routing, every turn to maintenance (as bench-locomo's pcm-routing-off)
-                "routing-off": base.replace(router="off"),
-                "pair-without-cue-path": base.replace(router="pair", relation_model_file=str(
-                    relation_without_cue_path(base.relation_model_path, out)))}
+    cascades = {
+        "calibrated": base.replace(router="calibrated"),
+        # ablation: the configured level prior for every turn, not the user's own estimate
+        "calibrated-configured-prior": base.replace(router="calibrated", level_prior_turns=0.0),
+        # ablation: the user's own prior after one EM step (the mean re-weighted posterior)
+        "calibrated-one-step-prior": base.replace(router="calibrated", level_prior_iterations=1),
+        "calibrated-rare-contradictions-prior": base.replace(router="calibrated", level_prior=[0.5, 0.4, 0.1]),
+        "pair": base.replace(router="pair"),
+        # ablation: no surprise routing, every turn to maintenance (as bench-locomo's pcm-routing-off)
+        "routing-off": base.replace(router="off"),
+        "pair-without-cue-path": base.replace(
+            router="pair", relation_model_file=str(relation_without_cue_path(base.relation_model_path, out))
+        ),
+    }
     unknown = set(router) - set(cascades)
     if unknown:
         raise typer.BadParameter(f"unknown routers {sorted(unknown)}; known: {sorted(cascades)}")
     if base.router == "pair" and base.relation_model_path.is_file():
-        tuned_on = (load_relation_model(base.relation_model_path).spec.get("thresholds") or {}).get("fitted_on_sha256", [])
-        results["relation_thresholds_tuned_on_this_file"] = any(file_digest(f) in tuned_on
-                                                                for f in scenario_files(data))
+        tuned_on = (load_relation_model(base.relation_model_path).spec.get("thresholds") or {}).get(
+            "fitted_on_sha256", []
+        )
+        results["relation_thresholds_tuned_on_this_file"] = any(
+            file_digest(f) in tuned_on for f in scenario_files(data)
+        )
     for name, cascade in cascades.items():
         if name not in router and name != base.router:
             continue
         records[name] = run_scenarios(rows, cascade, services, workers=workers)
         results["scorers"][name] = routing_metrics(records[name])
-        results["scorers"][name].update(s_eff_scorer=cascade.scorer, level_prior=cascade.level_prior,
-                                        level_prior_turns=cascade.level_prior_turns,
-                                        level_prior_iterations=cascade.level_prior_iterations)
+        results["scorers"][name].update(
+            s_eff_scorer=cascade.scorer,
+            level_prior=cascade.level_prior,
+            level_prior_turns=cascade.level_prior_turns,
+            level_prior_iterations=cascade.level_prior_iterations,
+        )
     out.mkdir(parents=True, exist_ok=True)
     results["records"] = {name: [r.as_dict() for r in recs] for name, recs in records.items()}
     if contributions and fitted_on and Path(fitted_on).exists():
@@ -117,14 +155,30 @@ def scenarios(
         held_out = run_scenarios(rows, signals_only, services, workers=workers)
         results["signal_contributions"] = signal_contributions(train, held_out)
     shipped = records.get(base.router) or next(iter(records.values()))
-    _log_to_langsmith("scenarios", [
-        {"id": r.id, "inputs": {"history": row["history"], "probe": row["probe"], "query": row["query"]},
-         "reference": {"expected_level": row["expected_level"], "current": row["current"],
-                       "outdated": row.get("outdated")},
-         "outputs": {"level": r.level, "routing_correct": float(r.level == r.expected),
-                     "current_over_outdated": None if r.current_over_outdated is None
-                     else float(r.current_over_outdated)}}
-        for r, row in zip(shipped, rows)], ["routing_correct", "current_over_outdated"], results)
+    _log_to_langsmith(
+        "scenarios",
+        [
+            {
+                "id": r.id,
+                "inputs": {"history": row["history"], "probe": row["probe"], "query": row["query"]},
+                "reference": {
+                    "expected_level": row["expected_level"],
+                    "current": row["current"],
+                    "outdated": row.get("outdated"),
+                },
+                "outputs": {
+                    "level": r.level,
+                    "routing_correct": float(r.level == r.expected),
+                    "current_over_outdated": None
+                    if r.current_over_outdated is None
+                    else float(r.current_over_outdated),
+                },
+            }
+            for r, row in zip(shipped, rows)
+        ],
+        ["routing_correct", "current_over_outdated"],
+        results,
+    )
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     write_scenario_report(results, out)
     typer.echo((out / "report.md").read_text(encoding="utf-8"))
@@ -135,11 +189,13 @@ def calibrate(
     data: Path = typer.Option(DEV_SCENARIOS, help="scenario JSONL file to fit on"),
     out: Path = typer.Option(Path("pcm/calibration/default.json"), help="calibration file to write"),
     evaluate: Optional[Path] = typer.Option(None, help="a different scenario file to report accuracy on"),
-    pairs_per_level: int = typer.Option(300, help="router scenarios built from the relation training pairs, "
-                                                  "per level (0: the scenario file only)"),
+    pairs_per_level: int = typer.Option(
+        300, help="router scenarios built from the relation training pairs, per level (0: the scenario file only)"
+    ),
     folds: int = typer.Option(3, help="folds of pair groups for the out-of-fold relation signals"),
-    chat: list[Path] = typer.Option([], help="LoCoMo conversation JSON files whose turns the routers learn as "
-                                             "\"low\" (a chat between friends)"),
+    chat: list[Path] = typer.Option(
+        [], help='LoCoMo conversation JSON files whose turns the routers learn as "low" (a chat between friends)'
+    ),
     file_weight: float = typer.Option(3.0, help="how many times each probe of --data counts in the routers' fit"),
     workers: int = WORKERS,
 ) -> None:
@@ -175,26 +231,38 @@ def calibrate(
         relation = load_relation_model(ctx.relation_model_path)
         scenarios = pair_scenarios(pairs, pairs_per_level, seed=0)
         pair_records = out_of_fold_relation_signals(
-            run_scenarios(scenarios, ctx, services, workers=workers), scenarios, pairs, services.embedder.encode,
-            relation.features, float(relation.spec.get("C", 0.01)), folds=folds, seed=0,
-            rank=relation.basis.rank if relation.basis is not None else 0)
+            run_scenarios(scenarios, ctx, services, workers=workers),
+            scenarios,
+            pairs,
+            services.embedder.encode,
+            relation.features,
+            float(relation.spec.get("C", 0.01)),
+            folds=folds,
+            seed=0,
+            rank=relation.basis.rank if relation.basis is not None else 0,
+        )
         note = {"per_level": pairs_per_level, "folds": folds, "pairs": len(pairs), "seed": 0}
     chat_records = chat_turn_records(conversations, ctx, services) if conversations else []
     chat_note = {"conversations": [c.sample_id for c in conversations]}
     calibration = fit_calibration(records, ctx, data, pair_records, note, chat_records, chat_note, file_weight)
     calibration["fit_seconds"] = round(time.perf_counter() - started, 1)
     save_calibration(calibration, out)
-    typer.echo(f"wrote {out} (fitted on {len(records)} scenarios of {data} counted {file_weight:g} times, "
-               f"{len(pair_records)} built from the relation training pairs and {len(chat_records)} chat turns of "
-               f"{', '.join(chat_note['conversations']) or 'no conversation'}, {calibration['fit_seconds']} s)")
+    typer.echo(
+        f"wrote {out} (fitted on {len(records)} scenarios of {data} counted {file_weight:g} times, "
+        f"{len(pair_records)} built from the relation training pairs and {len(chat_records)} chat turns of "
+        f"{', '.join(chat_note['conversations']) or 'no conversation'}, {calibration['fit_seconds']} s)"
+    )
     typer.echo(json.dumps(calibration["thresholds"], indent=2))
     if evaluate is not None:
         held_out = load_scenarios(evaluate)
-        evaluated = run_scenarios(held_out, load_context(router="calibrated", calibration_file=str(out)), services,
-                                  workers=workers)
+        evaluated = run_scenarios(
+            held_out, load_context(router="calibrated", calibration_file=str(out)), services, workers=workers
+        )
         metrics = routing_metrics(evaluated)
-        typer.echo(f"held-out {evaluate}: routing accuracy {metrics['routing_accuracy']:.3f}, "
-                   f"macro-F1 {metrics['macro_f1']:.3f}, current-over-outdated {metrics['current_over_outdated']}")
+        typer.echo(
+            f"held-out {evaluate}: routing accuracy {metrics['routing_accuracy']:.3f}, "
+            f"macro-F1 {metrics['macro_f1']:.3f}, current-over-outdated {metrics['current_over_outdated']}"
+        )
 
 
 @app.command("fit-relation")
@@ -232,11 +300,18 @@ def locomo(
 
     _setup_logging()
     conversations = load_locomo(data)[:limit_conversations]
-    results = run_locomo(conversations, load_context(config), limit_turns=limit_turns,
-                         answer_questions=not retrieval_only, judge=judge, workers=workers)
+    results = run_locomo(
+        conversations,
+        load_context(config),
+        limit_turns=limit_turns,
+        answer_questions=not retrieval_only,
+        judge=judge,
+        workers=workers,
+    )
     results["data"] = str(data)
-    _log_to_langsmith("locomo", results["items"], ["recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10"],
-                      results)
+    _log_to_langsmith(
+        "locomo", results["items"], ["recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10"], results
+    )
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     write_locomo_report(results, out)
@@ -245,8 +320,10 @@ def locomo(
 
 @app.command()
 def followups(
-    data: Path = typer.Option(Path(__file__).resolve().parent / "data" / "followups_blind.jsonl",
-                              help="follow-up JSONL file (evals/bench/followups.py says what it holds)"),
+    data: Path = typer.Option(
+        Path(__file__).resolve().parent / "data" / "followups_blind.jsonl",
+        help="follow-up JSONL file (evals/bench/followups.py says what it holds)",
+    ),
     out: Path = typer.Option(Path("results/followups"), help="output folder"),
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
 ) -> None:
@@ -259,8 +336,12 @@ def followups(
     items = load_followups(data)
     started = datetime.now(timezone.utc)
     results = run_followups(items, load_context(config))
-    results.update(data=str(data), items=len(items), date=started.isoformat(timespec="seconds"),
-                   wall_seconds=round((datetime.now(timezone.utc) - started).total_seconds(), 1))
+    results.update(
+        data=str(data),
+        items=len(items),
+        date=started.isoformat(timespec="seconds"),
+        wall_seconds=round((datetime.now(timezone.utc) - started).total_seconds(), 1),
+    )
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     (out / "report.md").write_text(report(results), encoding="utf-8")
@@ -298,9 +379,17 @@ def scale(
 
     _setup_logging()
     started = datetime.now(timezone.utc)
-    results = run_scale(str(data), [int(s) for s in sizes.split(",") if s], users, per_user, turns, questions,
-                        [c for c in configurations.split(",") if c], progress=typer.echo,
-                        embedding_cache=out / "embeddings.npz")
+    results = run_scale(
+        str(data),
+        [int(s) for s in sizes.split(",") if s],
+        users,
+        per_user,
+        turns,
+        questions,
+        [c for c in configurations.split(",") if c],
+        progress=typer.echo,
+        embedding_cache=out / "embeddings.npz",
+    )
     results["date"] = started.isoformat(timespec="seconds")
     results["wall_seconds"] = (datetime.now(timezone.utc) - started).total_seconds()
     out.mkdir(parents=True, exist_ok=True)
@@ -314,8 +403,9 @@ def concurrency(
     data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),
     conversation: Optional[str] = typer.Option(None, help="sample id (default: the first)"),
     turns: int = typer.Option(60, min=1, help="turns the writer process ingests while this process searches"),
-    searches: int = typer.Option(1000, min=1, help="searches at most while the writer runs (one after another "
-                                                   "until it is done)"),
+    searches: int = typer.Option(
+        1000, min=1, help="searches at most while the writer runs (one after another until it is done)"
+    ),
     baseline_searches: int = typer.Option(100, min=1, help="searches with no writer (the baseline)"),
     seed_turns: int = typer.Option(20, min=0, help="turns stored (in this process) before any search"),
     config: Optional[Path] = typer.Option(None, help="PCM settings file (storage is embedded whatever it says)"),
@@ -327,8 +417,16 @@ def concurrency(
 
     _setup_logging()
     started = datetime.now(timezone.utc)
-    results = run_concurrency(str(data), turns, searches, seed_turns, str(config) if config else None, conversation,
-                              baseline_searches=baseline_searches, progress=typer.echo)
+    results = run_concurrency(
+        str(data),
+        turns,
+        searches,
+        seed_turns,
+        str(config) if config else None,
+        conversation,
+        baseline_searches=baseline_searches,
+        progress=typer.echo,
+    )
     results["date"] = started.isoformat(timespec="seconds")
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
@@ -360,8 +458,10 @@ def llm(
 
 @app.command("llm-headroom")
 def llm_headroom(
-    data: list[Path] = typer.Option([DEV_SCENARIOS, DEV2_SCENARIOS, Path(__file__).resolve().parent / "data" /
-                                     "scenarios_dev3.jsonl"], help="dev scenario files (the judge reads their labels)"),
+    data: list[Path] = typer.Option(
+        [DEV_SCENARIOS, DEV2_SCENARIOS, Path(__file__).resolve().parent / "data" / "scenarios_dev3.jsonl"],
+        help="dev scenario files (the judge reads their labels)",
+    ),
     confidence: str = typer.Option("0.6,0.8,0.9", help="cascade_confidence values, comma-separated"),
     out: Path = typer.Option(Path("results/llm-headroom"), help="output folder"),
     config: Optional[Path] = typer.Option(None, help="PCM settings file"),
@@ -381,15 +481,19 @@ def llm_headroom(
     started = datetime.now(timezone.utc)
     rows = [row for file in data for row in measure_headroom(file, load_context(config), confidences)]
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"date": started.isoformat(timespec="seconds"), "rows": rows},
-                                                 indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "results.json").write_text(
+        json.dumps({"date": started.isoformat(timespec="seconds"), "rows": rows}, indent=2, ensure_ascii=False),
+        encoding="utf-8",
+    )
     (out / "report.md").write_text(headroom_report(rows), encoding="utf-8")
     typer.echo(headroom_report(rows))
 
 
 @app.command()
-def analyze(runs: list[Path] = typer.Argument(..., help="result folders (each with results.json)"),
-            misses: int = typer.Option(10, help="worst misses to list")) -> None:
+def analyze(
+    runs: list[Path] = typer.Argument(..., help="result folders (each with results.json)"),
+    misses: int = typer.Option(10, help="worst misses to list"),
+) -> None:
     """Compare runs side by side; show routing/S_eff distributions and PCM's worst misses."""
     from evals.bench.report import analyze_runs
 

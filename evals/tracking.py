@@ -39,12 +39,20 @@ def _evaluator(metric: str):
     def evaluate_metric(run, example) -> dict:
         value = (run.outputs or {}).get(metric)
         return {"key": metric, "score": None if value is None else float(value)}
+
     evaluate_metric.__name__ = metric.replace("@", "_at_")
     return evaluate_metric
 
 
-def log_experiment(benchmark: str, items: Sequence[dict], metrics: Sequence[str], *, client=None,
-                   upload: bool | None = None, metadata: dict | None = None) -> dict | None:
+def log_experiment(
+    benchmark: str,
+    items: Sequence[dict],
+    metrics: Sequence[str],
+    *,
+    client=None,
+    upload: bool | None = None,
+    metadata: dict | None = None,
+) -> dict | None:
     """Log `items` (each `{"id", "inputs", "reference", "outputs"}`, outputs holding the measured
     metrics) as an experiment on the dataset `pcm-<benchmark>`.
 
@@ -64,23 +72,41 @@ def log_experiment(benchmark: str, items: Sequence[dict], metrics: Sequence[str]
     if upload:
         if not client.has_dataset(dataset_name=dataset):
             client.create_dataset(dataset_name=dataset, description=f"PCM {benchmark} benchmark items")
-            client.create_examples(dataset_name=dataset,
-                                   examples=[{"inputs": {"id": key, **item["inputs"]}, "outputs": item["reference"]}
-                                             for key, item in by_id.items()])
+            client.create_examples(
+                dataset_name=dataset,
+                examples=[
+                    {"inputs": {"id": key, **item["inputs"]}, "outputs": item["reference"]}
+                    for key, item in by_id.items()
+                ],
+            )
         data: object = dataset
     else:
         now = datetime.now(timezone.utc)
         placeholder = uuid.uuid5(uuid.NAMESPACE_URL, dataset)
-        data = [Example(id=uuid.uuid5(placeholder, key), dataset_id=placeholder, created_at=now,
-                        inputs={"id": key, **item["inputs"]}, outputs=item["reference"])
-                for key, item in by_id.items()]
+        data = [
+            Example(
+                id=uuid.uuid5(placeholder, key),
+                dataset_id=placeholder,
+                created_at=now,
+                inputs={"id": key, **item["inputs"]},
+                outputs=item["reference"],
+            )
+            for key, item in by_id.items()
+        ]
 
     def measured(inputs: dict) -> dict:
         return by_id[str(inputs["id"])]["outputs"]
 
-    results = evaluate(measured, data=data, evaluators=[_evaluator(m) for m in metrics], client=client,
-                       experiment_prefix=f"pcm-{benchmark}", metadata=metadata or {}, upload_results=upload,
-                       max_concurrency=0)
+    results = evaluate(
+        measured,
+        data=data,
+        evaluators=[_evaluator(m) for m in metrics],
+        client=client,
+        experiment_prefix=f"pcm-{benchmark}",
+        metadata=metadata or {},
+        upload_results=upload,
+        max_concurrency=0,
+    )
     scores: dict[str, list[float]] = {m: [] for m in metrics}
     for row in results:
         for result in row["evaluation_results"]["results"]:

@@ -35,8 +35,12 @@ def build_agent(chat_model, pcm: PCM, user_id: str, checkpointer=None):
     model = chat_model.bind_tools(tools)
 
     def call_model(state: AgentState) -> dict:
-        memories = "\n".join(f"- ({m['type']}, confidence {m['weight']:.2f}) {m['content']}"
-                             for m in state.get("retrieved") or []) or "- (nothing yet)"
+        memories = (
+            "\n".join(
+                f"- ({m['type']}, confidence {m['weight']:.2f}) {m['content']}" for m in state.get("retrieved") or []
+            )
+            or "- (nothing yet)"
+        )
         prompt = SystemMessage(f"You are a helpful assistant. What you remember about the user:\n{memories}")
         return {"messages": [model.invoke([prompt, *state["messages"]])]}
 
@@ -60,6 +64,8 @@ if __name__ == "__main__":
 
     ctx = load_context()
     agent = build_agent(ChatOpenAI(model=ctx.llm_model or "gpt-4o-mini"), PCM(ctx, checkpointer=None), "demo-user")
-    result = agent.invoke({"messages": [("user", " ".join(sys.argv[1:]) or "Hi, I just moved to Lisbon!")],
-                           "user_id": "demo-user"}, context=ctx)
+    result = agent.invoke(
+        {"messages": [("user", " ".join(sys.argv[1:]) or "Hi, I just moved to Lisbon!")], "user_id": "demo-user"},
+        context=ctx,
+    )
     print(result["messages"][-1].content)

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pcm.checkpoints import make_checkpointer
 from pcm.config import PCMContext, resolve_context
 from pcm.graph import build_graph
 from pcm.models import MemoryChange, RetrievedMemory
@@ -22,102 +23,10 @@ from pcm.perception.intent import classify_intent
 from pcm.services import Services
 from pcm.validation import AlreadyStored, admit_turn, validate_input, validate_user_id
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
-from pcm.world.records import (StorageError, is_damaged, move_aside, open_sqlite_read_only, storage_error, truncation,
-                               writable)
 from pcm.world.retrieval import retrieve
+from pcm.world.storage_errors import storage_error
 
 logger = logging.getLogger(__name__)
-
-
-def sqlite_checkpointer(data_dir: str | Path):
-    """A SQLite checkpointer under the data directory (working memory survives restarts); see
-    `open_checkpoints`."""
-    return open_checkpoints(data_dir)[0]
-
-
-def _checkpoint_saver(database: Path, thorough: bool):
-    """A SqliteSaver on `database` with its tables made; sqlite3.DatabaseError if it is damaged."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    connection = sqlite3.connect(database, check_same_thread=False, timeout=60)
-    try:
-        connection.execute("PRAGMA journal_mode=WAL")
-        cut_short = truncation(connection, database)
-        if cut_short:
-            raise sqlite3.DatabaseError(f"database disk image is malformed ({cut_short})")
-        saver = SqliteSaver(connection)
-        saver.setup()   # reads the schema: a garbled file fails here or above
-        if thorough:
-            found = connection.execute("PRAGMA quick_check(1)").fetchone()[0]
-            if found != "ok":
-                raise sqlite3.DatabaseError(f"database disk image is malformed ({found})")
-        return saver
-    except BaseException:
-        connection.close()
-        raise
-
-
-def open_checkpoints(data_dir: str | Path, thorough: bool = False):
-    """(checkpointer, where a damaged checkpoint database was moved or None) for the data directory.
-
-    The checkpoints hold working memory: the recent turns of each thread not yet consolidated.
-    Long-term memory does not depend on them, so a damaged checkpoint database does not stop PCM
-    from opening: it is moved aside (`checkpoints.sqlite.damaged-<time>`, kept for inspection)
-    and a new, empty one made, with a warning that working memory was reset. Opening reads only
-    the schema; `thorough` (`pcm repair`) reads every page. In a folder this process cannot
-    write, the database is opened read-only (no turn can be stored there anyway)."""
-    folder = Path(data_dir)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise (storage_error(error, folder) or error) from None
-    database = folder / "checkpoints.sqlite"
-    if not writable(folder, database):
-        return _read_only_checkpointer(database), None
-    try:
-        return _checkpoint_saver(database, thorough), None
-    except sqlite3.DatabaseError as error:
-        translated = storage_error(error, database)
-        if translated is not None:
-            raise translated from None
-        if not is_damaged(error):
-            raise
-        moved = move_aside(database)
-        logger.warning("working memory was reset: %s is damaged (%s), so it was moved to %s and an empty working "
-                       "memory started; long-term memory is intact", database, error, moved.name)
-    return _checkpoint_saver(database, thorough), moved
-
-
-def _read_only_checkpointer(database: Path):
-    """The checkpoints of a read-only data directory, for reading (empty if they cannot be read)."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    if database.exists():
-        try:
-            saver = SqliteSaver(open_sqlite_read_only(database, check_same_thread=False))
-            saver.is_setup = True   # its setup writes (WAL mode, tables)
-            return saver
-        except (sqlite3.DatabaseError, StorageError) as error:
-            logger.warning("cannot read the working memory in %s (%s); it is empty here", database, error)
-    return InMemorySaver()
-
-
-def postgres_checkpointer(url: str):
-    """A PostgreSQL checkpointer (`langgraph-checkpoint-postgres`); creates its tables if needed."""
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg import Connection
-    from psycopg.rows import dict_row
-
-    saver = PostgresSaver(Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row))
-    saver.setup()
-    return saver
-
-
-def make_checkpointer(ctx: PCMContext, kind: str | None = None):
-    """The checkpointer the settings name (`checkpointer`: sqlite or postgres)."""
-    kind = kind or ctx.checkpointer
-    return postgres_checkpointer(ctx.postgres_url) if kind == "postgres" else sqlite_checkpointer(ctx.data_dir)
 
 
 class PCM:
@@ -144,8 +53,9 @@ class PCM:
             yield
         except (sqlite3.Error, OSError) as error:
             named = getattr(error, "filename", None)
-            translated = storage_error(error, named or Path(self.ctx.data_dir) / "checkpoints.sqlite",
-                                       folder=self.ctx.data_dir)
+            translated = storage_error(
+                error, named or Path(self.ctx.data_dir) / "checkpoints.sqlite", folder=self.ctx.data_dir
+            )
             if translated is None:
                 raise
             raise translated from error
@@ -154,11 +64,20 @@ class PCM:
         validate_user_id(user_id)
         return {"configurable": {"thread_id": f"{user_key(user_id)}/{thread_id or 'main'}"}}
 
-    def process(self, text: str, *, user_id: str = "default", thread_id: str | None = None,
-                speaker: str | None = None, timestamp: str | None = None,
-                dialog_ids: list[str] | None = None, force_level: str | None = None,
-                target_ids: list[str] | None = None, note: str | None = None,
-                message_id: str | None = None) -> dict:
+    def process(
+        self,
+        text: str,
+        *,
+        user_id: str = "default",
+        thread_id: str | None = None,
+        speaker: str | None = None,
+        timestamp: str | None = None,
+        dialog_ids: list[str] | None = None,
+        force_level: str | None = None,
+        target_ids: list[str] | None = None,
+        note: str | None = None,
+        message_id: str | None = None,
+    ) -> dict:
         """Run one turn through the graph; bad input raises ValueError before anything changes.
 
         The turn is atomic: if any node raises, nothing of it stays in long-term or working
@@ -171,15 +90,22 @@ class PCM:
         processed again and `{"already_stored": True, "message_id": ...}` is returned.
         """
         config = self.config(user_id, thread_id)
-        payload = {"user_input": text, "user_id": user_id, "speaker": speaker, "timestamp": timestamp,
-                   "dialog_ids": [] if dialog_ids is None else dialog_ids, "force_level": force_level,
-                   "target_ids": [] if target_ids is None else target_ids, "note": note, "message_id": message_id}
-        with self._storage_errors(), self.services.store.exclusive(user_id) as owner:
-            try:         # the graph's entry edge admits it too, but LangGraph would checkpoint a refused input
+        payload = {
+            "user_input": text,
+            "user_id": user_id,
+            "speaker": speaker,
+            "timestamp": timestamp,
+            "dialog_ids": [] if dialog_ids is None else dialog_ids,
+            "force_level": force_level,
+            "target_ids": [] if target_ids is None else target_ids,
+            "note": note,
+            "message_id": message_id,
+        }
+        with self._storage_errors(), self.services.store.exclusive(user_id):
+            try:  # the graph's entry edge admits it too, but LangGraph would checkpoint a refused input
                 admit_turn(payload, user_id, self.services.store, self.ctx)
             except AlreadyStored:
                 return {"already_stored": True, "message_id": message_id}
-            config["configurable"]["pcm_turn"] = owner
             durability = {"durability": "exit"} if self.checkpointer is not None else {}
             return self.graph.invoke(payload, config, context=self.ctx, **durability)
 
@@ -197,28 +123,40 @@ class PCM:
         config = self.config(user_id, thread_id)
         thread = config["configurable"]["thread_id"]
         store = self.services.store
-        with self._storage_errors(), store.exclusive(user_id) as owner:
+        with self._storage_errors(), store.exclusive(user_id) as turn:
             state = self.state(user_id, thread_id)
             marker = f"flush:{thread}:{state.get('committed_turn', state.get('turn', 0))}"
             changes = []
-            waiting = (state.get("working_memory") or state.get("pending_consolidation")
-                       or state.get("pending_extraction"))
-            if waiting and not store.open(user_id).has_message(marker):
+            waiting = (
+                state.get("working_memory") or state.get("pending_consolidation") or state.get("pending_extraction")
+            )
+            if waiting and not turn.memory.has_message(marker):
                 changes = flush_working_memory(state, thread, self.ctx, self.services)
-                store.commit_turn(user_id, owner, [marker])
+                turn.commit([marker])
             if state:
-                self.graph.update_state(config, {"working_memory": [], "pending_consolidation": [],
-                                                 "pending_extraction": []},
-                                        as_node="persist")
+                self.graph.update_state(
+                    config,
+                    {"working_memory": [], "pending_consolidation": [], "pending_extraction": []},
+                    as_node="persist",
+                )
         return changes
 
     def memory(self, user_id: str, create: bool = False) -> WeightedKnowledgeGraph:
         """The user's memory, with what other processes committed loaded."""
         return self.services.store.open(user_id, create=create, refresh=True)
 
-    def search(self, query: str, *, user_id: str = "default", top_k: int | None = None, use_intent: bool = True,
-               use_weights: bool = True, expand: bool = True, use_contests: bool = True,
-               as_of: datetime | str | None = None) -> list[RetrievedMemory]:
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str = "default",
+        top_k: int | None = None,
+        use_intent: bool = True,
+        use_weights: bool = True,
+        expand: bool = True,
+        use_contests: bool = True,
+        as_of: datetime | str | None = None,
+    ) -> list[RetrievedMemory]:
         """Intent-masked retrieval for `query` without changing memory; unknown users have none.
         With `as_of`, the weights and links as they stood at that time (from the audit log).
         `use_weights`, `expand`, `use_contests` off: the benchmarks' ablations.
@@ -234,9 +172,18 @@ class PCM:
             intent = classify_intent(query, [], self.services.intent_router, self.ctx, llm).distribution
         vector = self.services.embedder.encode_one(query)
         with self.services.store.reading(user_id) as graph:
-            return retrieve(graph.as_of(as_of) if as_of is not None else graph, query, vector, self.ctx,
-                            intent=intent, top_k=top_k, use_weights=use_weights, expand=expand,
-                            use_contests=use_contests, across_scripts=True)
+            return retrieve(
+                graph.as_of(as_of) if as_of is not None else graph,
+                query,
+                vector,
+                self.ctx,
+                intent=intent,
+                top_k=top_k,
+                use_weights=use_weights,
+                expand=expand,
+                use_contests=use_contests,
+                across_scripts=True,
+            )
 
     def history(self, user_id: str, node_id: str) -> list[MemoryChange]:
         return self.memory(user_id).history(node_id)

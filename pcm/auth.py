@@ -37,10 +37,12 @@ def _tokens() -> dict[str, str]:
         tokens = json.loads(raw) if raw else {}
     except json.JSONDecodeError:
         raise Auth.exceptions.HTTPException(status_code=500, detail="PCM_AUTH_TOKENS is not a JSON object") from None
-    if not isinstance(tokens, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and v
-                                               for k, v in tokens.items()):
-        raise Auth.exceptions.HTTPException(status_code=500,
-                                            detail="PCM_AUTH_TOKENS must map tokens to user ids (strings)")
+    if not isinstance(tokens, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k and v for k, v in tokens.items()
+    ):
+        raise Auth.exceptions.HTTPException(
+            status_code=500, detail="PCM_AUTH_TOKENS must map tokens to user ids (strings)"
+        )
     return tokens
 
 
@@ -58,8 +60,9 @@ def studio_user(headers: dict | None, scope: dict | None) -> str | None:
 
 
 @auth.authenticate
-async def authenticate(authorization: str | None, headers: dict | None = None,
-                       scope: dict | None = None) -> Auth.types.MinimalUserDict:
+async def authenticate(
+    authorization: str | None, headers: dict | None = None, scope: dict | None = None
+) -> Auth.types.MinimalUserDict:
     scheme, _, token = (authorization or "").partition(" ")
     if not authorization and (user := studio_user(headers, scope)):
         return {"identity": user, "is_authenticated": True}
@@ -77,7 +80,7 @@ async def owner_only(ctx: Auth.types.AuthContext, value: dict) -> dict:
     if isinstance(value, dict):
         if value.get("metadata") is None:
             value["metadata"] = {}
-        value["metadata"]["owner"] = ctx.user.identity      # in place: the server keeps this dict
+        value["metadata"]["owner"] = ctx.user.identity  # in place: the server keeps this dict
     return {"owner": ctx.user.identity}
 
 

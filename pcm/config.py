@@ -31,6 +31,14 @@ ROUTERS = ("pair", "calibrated", "threshold", "off")
 GRAPH_STORES = ("sqlite", "postgres")
 VECTOR_STORES = ("chroma", "chroma-server")
 CHECKPOINTERS = ("sqlite", "postgres")
+#: the settings that name one of a few choices
+CHOICES = {
+    "scorer": SCORERS,
+    "router": ROUTERS,
+    "graph_store": GRAPH_STORES,
+    "vector_store": VECTOR_STORES,
+    "checkpointer": CHECKPOINTERS,
+}
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_CALIBRATION = PACKAGE_DIR / "calibration" / "default.json"
 DEFAULT_RELATION_MODEL = PACKAGE_DIR / "calibration" / "relation.json"
@@ -47,13 +55,34 @@ SPEC_THRESHOLDS: dict[str, tuple[float, float]] = {
 
 
 #: the first setting of each group, in the order `PCMContext` declares them (`setting_groups`)
-GROUP_STARTS = {"domains": "perception", "top_k": "world", "eta": "evolution", "llm_model": "llm",
-                "data_dir": "storage", "max_input_chars": "serving"}
+GROUP_STARTS = {
+    "domains": "perception",
+    "top_k": "world",
+    "eta": "evolution",
+    "llm_model": "llm",
+    "data_dir": "storage",
+    "max_input_chars": "serving",
+}
 #: what a caller may choose per run on a served graph: how many memories it gets back and whether an
 #: LLM reply is written. Everything else (paths, URLs, models, limits, how memory evolves) is the
 #: deployment's: a caller who could set `llm_base_url` would receive the deployment's LLM key.
 CALLER_SETTINGS = frozenset({"top_k", "min_score", "expansion_limit", "llm_reply"})
 MAX_TOP_K = 1000
+#: the settings that are shares or weights in [0, 1]
+SHARES = (
+    "eta",
+    "surprise_lambda",
+    "hybrid_alpha",
+    "dormant_floor",
+    "correction_weight",
+    "intent_smoothing",
+    "llm_intent_confidence",
+    "context_weight",
+    "speaker_weight",
+    "lexical_weight",
+    "observation_weight",
+    "request_weight",
+)
 
 
 @dataclass(kw_only=True)
@@ -87,8 +116,7 @@ class PCMContext:
     # (0: always `level_prior`)
     level_prior_turns: float = 30.0
     # EM steps of that estimate (1: the mean re-weighted posterior; more: to the MAP estimate, stopping
-    # once it settles). On the shared LoCoMo conversations (dev data) one step sent 4.7% of turns to
-    # correction, EM 1.5%, and PCM's R@10 rose 0.733 -> 0.740
+    # once it settles; chosen on the shared LoCoMo conversations, dev data)
     level_prior_iterations: int = 100
     surprise_model: str = ""
     surprise_model_file: str = ""
@@ -111,26 +139,20 @@ class PCMContext:
     dormant_floor: float = 0.05
     # A stated fact starts at the same weight whichever branch stores it (an observation, or the
     # fact of a correction): what the user says now is as likely true either way, and a correction
-    # acts on the memories it supersedes, not by outranking every other statement. Measured on the
-    # shared LoCoMo conversations (dev data): observations at 0.6 under corrections at 0.8 ranked
-    # false corrections above the evidence (R@10 0.594, below no weights 0.622); at 0.8, 0.627.
+    # acts on the memories it supersedes, not by outranking every other statement (docs/design.md).
     observation_weight: float = 0.8
     # A question or request to the assistant (`is_request`) claims nothing about the user, yet its
     # question form makes any question-shaped query find it: stored at the weight of the surest
-    # hypothesis. Measured on dev data only (dev3 / dev2 / shared dev file, still-true fact first
-    # 0.80 / 0.95 / 0.85 at 0.8 against 0.87 / 1.00 / 0.85 at 0.5; routing unchanged).
+    # hypothesis (chosen on dev files only; docs/measurement-log.md).
     request_weight: float = 0.5
     # Each stated fact starts at its branch's weight times π(n) = min(1, n / n_sat)^γ, n its content
-    # words (`pcm.formulas.informativeness`): on LoCoMo a stored turn of 5-9 words is evidence for some
-    # question 5% of the time, one of 50 words or more 59%. Chosen on the 7 shared LoCoMo
-    # conversations (dev data; docs/measurement-log.md, 2026-11-26/27 night); γ = 0 turns it off.
+    # words (`pcm.formulas.informativeness`): long turns are evidence far more often than short ones.
+    # Chosen on the 7 shared LoCoMo conversations (dev data); γ = 0 turns it off.
     informativeness_saturation: int = 30
     informativeness_exponent: float = 0.05
     embedding_model: str = ""
-    # whether the embedding model compares texts across scripts. all-MiniLM-L6-v2 does not: an
-    # English query scores about 0 against Chinese memories, so search ranks the memories in the
-    # other script by what it does know, P(d|I)·w, after those it can compare (`pcm.world.retrieval`).
-    # Set true with a multilingual encoder.
+    # whether the embedding model compares texts across scripts (all-MiniLM-L6-v2 does not: search then
+    # ranks the other script's memories by P(d|I)·w, `pcm.world.retrieval`); true for a multilingual one
     encoder_multilingual: bool = False
 
     # ---- evolution (layer 3)
@@ -187,8 +209,12 @@ class PCMContext:
     clock_skew_hours: float = 24.0
 
     def __post_init__(self) -> None:
-        for name, allowed in (("graph_store", GRAPH_STORES), ("vector_store", VECTOR_STORES),
-                              ("checkpointer", CHECKPOINTERS)):
+        self._check_storage()
+        self._check_perception_and_world()
+        self._check_evolution_and_llm()
+
+    def _check_storage(self) -> None:
+        for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if "postgres" in (self.graph_store, self.checkpointer) and not self.postgres_url:
@@ -197,45 +223,48 @@ class PCMContext:
             raise ValueError("vector_store 'chroma-server' needs chroma_url")
         if self.open_users < 1 or self.lock_timeout <= 0 or self.turn_timeout <= 0:
             raise ValueError("open_users >= 1, lock_timeout > 0 and turn_timeout > 0 are required")
-        if self.scorer not in SCORERS:
-            raise ValueError(f"scorer must be one of {SCORERS}, got {self.scorer!r}")
-        if self.router not in ROUTERS:
-            raise ValueError(f"router must be one of {ROUTERS}, got {self.router!r}")
+        if self.max_input_chars < 1 or self.clock_skew_hours < 0:
+            raise ValueError("max_input_chars must be at least 1 and clock_skew_hours not negative")
+
+    def _check_perception_and_world(self) -> None:
         if not self.domains:
             raise ValueError("domains must not be empty")
         if len(self.level_prior) != 3 or min(self.level_prior) <= 0:
             raise ValueError("level_prior needs three positive numbers (low, medium, high)")
         if self.level_prior_turns < 0 or self.level_prior_iterations < 1:
             raise ValueError("level_prior_turns must not be negative and level_prior_iterations must be at least 1")
-        if self.beta < 0 or self.gamma < 0:
-            raise ValueError("beta and gamma must not be negative")
         if self.token_budget < 16 or self.eviction_size < 1 or self.relation_top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and relation_top_k >= 1 are required")
         if not 1 <= self.top_k <= MAX_TOP_K or not 0 <= self.expansion_limit <= MAX_TOP_K:
             raise ValueError(f"top_k must lie in [1, {MAX_TOP_K}] and expansion_limit in [0, {MAX_TOP_K}]")
-        if self.max_input_chars < 1 or self.clock_skew_hours < 0:
-            raise ValueError("max_input_chars must be at least 1 and clock_skew_hours not negative")
-        if self.llm_timeout <= 0 or self.llm_turn_deadline <= 0 or self.llm_cooldown < 0:
-            raise ValueError("llm_timeout and llm_turn_deadline must be positive, llm_cooldown not negative")
-        if min(self.llm_max_retries, self.llm_max_tokens, self.llm_topics) < 0 or self.llm_breaker_failures < 1 \
-                or self.llm_fact_batch < 1:
-            raise ValueError("llm_max_retries, llm_max_tokens and llm_topics must not be negative; "
-                             "llm_breaker_failures and llm_fact_batch must be at least 1")
         if self.context_turns < 0 or self.context_gap_minutes < 0:
             raise ValueError("context_turns and context_gap_minutes must not be negative")
-        if self.contest_threshold is not None and not 0.0 < self.contest_threshold <= 1.0:
-            raise ValueError("contest_threshold must lie in (0, 1], or be None for no contests")
         if self.informativeness_saturation < 1 or not 0.0 <= self.informativeness_exponent <= 1.0:
             raise ValueError("informativeness_saturation must be at least 1, informativeness_exponent in [0, 1]")
         if not 0.0 <= self.agreement_floor < 1.0:
             raise ValueError("agreement_floor must lie in [0, 1)")
-        if self.reaffirm_threshold is not None and not 0.0 < self.reaffirm_threshold <= 1.0:
-            raise ValueError("reaffirm_threshold must lie in (0, 1], or be None: supersessions are never overturned")
-        for name in ("eta", "surprise_lambda", "hybrid_alpha", "dormant_floor", "correction_weight",
-                     "intent_smoothing", "llm_intent_confidence", "context_weight", "speaker_weight",
-                     "lexical_weight", "observation_weight", "request_weight"):
+        for name in SHARES:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")
+
+    def _check_evolution_and_llm(self) -> None:
+        if self.beta < 0 or self.gamma < 0:
+            raise ValueError("beta and gamma must not be negative")
+        if self.contest_threshold is not None and not 0.0 < self.contest_threshold <= 1.0:
+            raise ValueError("contest_threshold must lie in (0, 1], or be None for no contests")
+        if self.reaffirm_threshold is not None and not 0.0 < self.reaffirm_threshold <= 1.0:
+            raise ValueError("reaffirm_threshold must lie in (0, 1], or be None: supersessions are never overturned")
+        if self.llm_timeout <= 0 or self.llm_turn_deadline <= 0 or self.llm_cooldown < 0:
+            raise ValueError("llm_timeout and llm_turn_deadline must be positive, llm_cooldown not negative")
+        if (
+            min(self.llm_max_retries, self.llm_max_tokens, self.llm_topics) < 0
+            or self.llm_breaker_failures < 1
+            or self.llm_fact_batch < 1
+        ):
+            raise ValueError(
+                "llm_max_retries, llm_max_tokens and llm_topics must not be negative; "
+                "llm_breaker_failures and llm_fact_batch must be at least 1"
+            )
 
     @property
     def llm_enabled(self) -> bool:
@@ -251,8 +280,9 @@ class PCMContext:
 
     def thresholds(self) -> tuple[float, float]:
         """θ_low, θ_high of the active scorer: explicit settings, else calibration, else spec."""
-        low, high = load_calibration(self.calibration_path).get("thresholds", {}).get(
-            self.scorer, SPEC_THRESHOLDS[self.scorer])
+        low, high = (
+            load_calibration(self.calibration_path).get("thresholds", {}).get(self.scorer, SPEC_THRESHOLDS[self.scorer])
+        )
         low = self.theta_low if self.theta_low is not None else low
         high = self.theta_high if self.theta_high is not None else high
         if low > high:
@@ -355,11 +385,16 @@ def resolve_context(given: PCMContext | dict | None, trusted: bool = False) -> P
     if given is None:
         return base
     _DEFAULTS = _DEFAULTS or PCMContext()
-    changed = {f.name: getattr(given, f.name) for f in dataclasses.fields(PCMContext)
-               if getattr(given, f.name) != getattr(_DEFAULTS, f.name)}
+    changed = {
+        f.name: getattr(given, f.name)
+        for f in dataclasses.fields(PCMContext)
+        if getattr(given, f.name) != getattr(_DEFAULTS, f.name)
+    }
     refused = sorted(set(changed) - CALLER_SETTINGS)
     if refused and not trusted:
-        raise ValueError(f"the run context may not set {', '.join(refused)}: those are the deployment's settings "
-                         "(its PCM_* environment or pcm.yaml). A run may set only "
-                         f"{', '.join(sorted(CALLER_SETTINGS))}.")
+        raise ValueError(
+            f"the run context may not set {', '.join(refused)}: those are the deployment's settings "
+            "(its PCM_* environment or pcm.yaml). A run may set only "
+            f"{', '.join(sorted(CALLER_SETTINGS))}."
+        )
     return base.replace(**changed) if changed else base

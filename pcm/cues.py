@@ -30,61 +30,239 @@ from functools import lru_cache
 
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|semester|term|spring|summer|autumn|fall|winter|quarter"
-_THINGS_REPLACED = ("job|house|flat|apartment|home|place|city|manager|boss|team|role|position|company|employer|school|"
-                    "programme|program|major|advisor|supervisor|partner|girlfriend|boyfriend|car|phone|laptop|stack|"
-                    "favou?rite")
+_THINGS_REPLACED = (
+    "job|house|flat|apartment|home|place|city|manager|boss|team|role|position|company|employer|school|"
+    "programme|program|major|advisor|supervisor|partner|girlfriend|boyfriend|car|phone|laptop|stack|"
+    "favou?rite"
+)
 
 #: "now" closing a duration ("for a while now", "three years now") says how long something has
 #: lasted, not that it changed; the unit must be a word of its own ("on Saturdays now", "full-time now"
 #: are changes)
-_AFTER_A_DURATION = "".join(f"(?<![^a-z-]{unit} )" for unit in (
-    "while", "ages", "time", "year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours"))
+_AFTER_A_DURATION = "".join(
+    f"(?<![^a-z-]{unit} )"
+    for unit in (
+        "while",
+        "ages",
+        "time",
+        "year",
+        "years",
+        "month",
+        "months",
+        "week",
+        "weeks",
+        "day",
+        "days",
+        "hour",
+        "hours",
+    )
+)
 
 #: "used to" after these means accustomed ("getting used to a new routine"), not a past habit
-_NOT_ACCUSTOMED = "".join(f"(?<!{word} )" for word in (
-    "get", "gets", "getting", "got", "be", "being", "been", "am", "i'm", "is", "are", "you're", "we're", "was",
-    "were"))
+_NOT_ACCUSTOMED = "".join(
+    f"(?<!{word} )"
+    for word in (
+        "get",
+        "gets",
+        "getting",
+        "got",
+        "be",
+        "being",
+        "been",
+        "am",
+        "i'm",
+        "is",
+        "are",
+        "you're",
+        "we're",
+        "was",
+        "were",
+    )
+)
 
 ENGLISH: dict[str, tuple[str, ...]] = {
     "change": (
-        r"no longer", r"not any ?more", r"any ?more", r"no more", _NOT_ACCUSTOMED + r"used to", r"these days", r"nowadays",
-        r"from now on", r"now that", r"(?<!right )(?<!just )(?<!for )" + _AFTER_A_DURATION + r"now(?! and then)", r"instead", r"change of plans?",
-        r"switch(?:ed|ing)? (?:to|over|from|back)", r"mov(?:ed|ing) (?:to|over|into|from|out|away|back)",
-        r"migrat(?:ed|ing|ion)", r"rewr(?:ote|itten|iting)", r"replac(?:ed|ing)", r"convert(?:ed|ing)",
-        r"pivot(?:ed|ing)?", r"transferr?(?:ed|ing)", r"quit(?:ting)?", r"left (?:my|the|our|\w+ (?:school|job))",
-        r"dropped out", r"resign(?:ed|ing)", r"retir(?:ed|ing)", r"handed in (?:my|our) notice", r"gave (?:up|away)",
-        r"giving up", r"sold (?:my|our|the)", r"shut (?:down|the)", r"broke up", r"split up", r"called off",
-        r"separate ways", r"divorc(?:ed|ing)", r"ended(?! up)", r"single again", r"graduated", r"bec(?:a|o)me",
-        r"turned into", r"not looking back", r"haven'?t (?:touched|used|been|had)",
-        rf"new (?:{_THINGS_REPLACED})", r"first (?:day|week|month) (?:at|as|in)", r"started (?:at|as) ",
-        r"joined (?:\w+ )?as", r"took (?:a|the) (?:job|position|role)",
+        r"no longer",
+        r"not any ?more",
+        r"any ?more",
+        r"no more",
+        _NOT_ACCUSTOMED + r"used to",
+        r"these days",
+        r"nowadays",
+        r"from now on",
+        r"now that",
+        r"(?<!right )(?<!just )(?<!for )" + _AFTER_A_DURATION + r"now(?! and then)",
+        r"instead",
+        r"change of plans?",
+        r"switch(?:ed|ing)? (?:to|over|from|back)",
+        r"mov(?:ed|ing) (?:to|over|into|from|out|away|back)",
+        r"migrat(?:ed|ing|ion)",
+        r"rewr(?:ote|itten|iting)",
+        r"replac(?:ed|ing)",
+        r"convert(?:ed|ing)",
+        r"pivot(?:ed|ing)?",
+        r"transferr?(?:ed|ing)",
+        r"quit(?:ting)?",
+        r"left (?:my|the|our|\w+ (?:school|job))",
+        r"dropped out",
+        r"resign(?:ed|ing)",
+        r"retir(?:ed|ing)",
+        r"handed in (?:my|our) notice",
+        r"gave (?:up|away)",
+        r"giving up",
+        r"sold (?:my|our|the)",
+        r"shut (?:down|the)",
+        r"broke up",
+        r"split up",
+        r"called off",
+        r"separate ways",
+        r"divorc(?:ed|ing)",
+        r"ended(?! up)",
+        r"single again",
+        r"graduated",
+        r"bec(?:a|o)me",
+        r"turned into",
+        r"not looking back",
+        r"haven'?t (?:touched|used|been|had)",
+        rf"new (?:{_THINGS_REPLACED})",
+        r"first (?:day|week|month) (?:at|as|in)",
+        r"started (?:at|as) ",
+        r"joined (?:\w+ )?as",
+        r"took (?:a|the) (?:job|position|role)",
     ),
     "additive": (
-        r"also", r"too", r"as well", r"in addition", r"besides", r"alongside", r"on the side", r"another",
+        r"also",
+        r"too",
+        r"as well",
+        r"in addition",
+        r"besides",
+        r"alongside",
+        r"on the side",
+        r"another",
         r"started (?:learning|taking|picking|getting|playing|running|writing|going|doing|reading|to)",
-        r"start(?:ing)? to", r"pick(?:ed|ing)? up", r"got (?:really )?into", r"getting into", r"signed up",
-        r"enrolled", r"joined", r"adding", r"thinking (?:about|of)", r"planning", r"plan to", r"want to",
-        r"going to", r"hoping to", rf"next (?:{_PERIODS})", r"for the first time", r"recently", r"lately",
-        r"new hobby", r"on weekends", r"just for fun", r"been asked", r"invited",
+        r"start(?:ing)? to",
+        r"pick(?:ed|ing)? up",
+        r"got (?:really )?into",
+        r"getting into",
+        r"signed up",
+        r"enrolled",
+        r"joined",
+        r"adding",
+        r"thinking (?:about|of)",
+        r"planning",
+        r"plan to",
+        r"want to",
+        r"going to",
+        r"hoping to",
+        rf"next (?:{_PERIODS})",
+        r"for the first time",
+        r"recently",
+        r"lately",
+        r"new hobby",
+        r"on weekends",
+        r"just for fun",
+        r"been asked",
+        r"invited",
     ),
     "routine": (
-        r"again", r"still", r"as usual", r"as always", r"today", r"tonight", r"this (?:morning|afternoon|evening|week)",
-        r"yesterday", r"last night", rf"on (?:{_DAYS})", r"over the weekend", r"this weekend", r"in a row",
-        r"spent (?:the|all|my)", r"finally", r"just (?:finished|merged|scored|got|had|did)",
+        r"again",
+        r"still",
+        r"as usual",
+        r"as always",
+        r"today",
+        r"tonight",
+        r"this (?:morning|afternoon|evening|week)",
+        r"yesterday",
+        r"last night",
+        rf"on (?:{_DAYS})",
+        r"over the weekend",
+        r"this weekend",
+        r"in a row",
+        r"spent (?:the|all|my)",
+        r"finally",
+        r"just (?:finished|merged|scored|got|had|did)",
         r"every (?:day|morning|evening|night|week)",
     ),
-    "exclusive": (r"only", r"everything", r"every", r"whole", r"entire", r"all (?:my|our|the)", r"full-time",
-                  r"exclusively"),
+    "exclusive": (
+        r"only",
+        r"everything",
+        r"every",
+        r"whole",
+        r"entire",
+        r"all (?:my|our|the)",
+        r"full-time",
+        r"exclusively",
+    ),
     "negation": (r"not", r"never", r"[a-z]*n't", r"cannot", r"no"),
 }
 
 CHINESE: dict[str, tuple[str, ...]] = {
-    "change": ("不再", "不干", "换成", "换了", "换到", "改成", "改用", "改为", "改了", "辞职", "离职",
-               "跳槽", "入职", "搬到", "搬家", "搬去", "转行", "转做", "转到", "转专业", "转了", "变成",
-               "变了", "放弃", "分手", "离婚", "现在", "如今", "已经", "早就不", "戒了", "卖掉", "卖了",
-               "毕业", "退休", "迁移", "下线", "不用了", "不做", "退出", "以后", "从此"),
-    "additive": ("也", "还", "另外", "此外", "顺便", "开始学", "开始", "报了", "加入", "打算", "准备",
-                 "下个月", "下周", "明年", "第一次", "迷上", "最近", "辅修", "想学", "想要"),
+    "change": (
+        "不再",
+        "不干",
+        "换成",
+        "换了",
+        "换到",
+        "改成",
+        "改用",
+        "改为",
+        "改了",
+        "辞职",
+        "离职",
+        "跳槽",
+        "入职",
+        "搬到",
+        "搬家",
+        "搬去",
+        "转行",
+        "转做",
+        "转到",
+        "转专业",
+        "转了",
+        "变成",
+        "变了",
+        "放弃",
+        "分手",
+        "离婚",
+        "现在",
+        "如今",
+        "已经",
+        "早就不",
+        "戒了",
+        "卖掉",
+        "卖了",
+        "毕业",
+        "退休",
+        "迁移",
+        "下线",
+        "不用了",
+        "不做",
+        "退出",
+        "以后",
+        "从此",
+    ),
+    "additive": (
+        "也",
+        "还",
+        "另外",
+        "此外",
+        "顺便",
+        "开始学",
+        "开始",
+        "报了",
+        "加入",
+        "打算",
+        "准备",
+        "下个月",
+        "下周",
+        "明年",
+        "第一次",
+        "迷上",
+        "最近",
+        "辅修",
+        "想学",
+        "想要",
+    ),
     "routine": ("又", "今天", "昨天", "今早", "今晚", "早上", "晚上", "周末", "照常", "还是", "一整天", "终于"),
     "exclusive": ("只", "全部", "整个", "都", "全职"),
     "negation": ("不", "没", "别"),
@@ -96,7 +274,8 @@ _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
 _LAST_CLAUSE = re.compile(r"[,;，；—](?=[^,;，；—]*$)")
 _REQUEST_OPENERS = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please )?(?:help|remind|tell) me\b|^(?:any|some) "
-    r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b")
+    r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b"
+)
 _CHINESE_REQUEST_OPENERS = ("帮我", "请问", "推荐", "给我推荐", "能不能", "可以帮")
 
 
@@ -110,16 +289,22 @@ def is_request(text: str) -> bool:
         return False
     for sentence in sentences:
         lowered = sentence.lower().lstrip("\"'“‘(")
-        if not (sentence.endswith(("?", "？")) or sentence.rstrip("。！!.").endswith(("吗", "呢"))
-                or _REQUEST_OPENERS.search(lowered) or lowered.startswith(_CHINESE_REQUEST_OPENERS)):
+        if not (
+            sentence.endswith(("?", "？"))
+            or sentence.rstrip("。！!.").endswith(("吗", "呢"))
+            or _REQUEST_OPENERS.search(lowered)
+            or lowered.startswith(_CHINESE_REQUEST_OPENERS)
+        ):
             return False
     return True
 
 
 @lru_cache(maxsize=1)
 def _compiled() -> dict[str, list[re.Pattern]]:
-    return {family: [re.compile(rf"(?<![a-z']){expression}(?![a-z])") for expression in expressions]
-            for family, expressions in ENGLISH.items()}
+    return {
+        family: [re.compile(rf"(?<![a-z']){expression}(?![a-z])") for expression in expressions]
+        for family, expressions in ENGLISH.items()
+    }
 
 
 def cue_counts(text: str) -> dict[str, int]:
@@ -132,9 +317,11 @@ def cue_counts(text: str) -> dict[str, int]:
 def _counts(text: str) -> tuple[int, ...]:
     told = _told(text)
     lowered, told_lowered = f" {text.lower()} ", f" {told.lower()} "
-    return tuple(sum(1 for p in _compiled()[family] if p.search(told_lowered if family == "change" else lowered))
-                 + sum(1 for cue in CHINESE[family] if cue in (told if family == "change" else text))
-                 for family in FAMILIES)
+    return tuple(
+        sum(1 for p in _compiled()[family] if p.search(told_lowered if family == "change" else lowered))
+        + sum(1 for cue in CHINESE[family] if cue in (told if family == "change" else text))
+        for family in FAMILIES
+    )
 
 
 def _told(text: str) -> str:

@@ -43,21 +43,35 @@ def run_demo(pcm: PCM, user_id: str = "demo-user", lang: str = "en") -> dict:
     for text, expected in scenario["turns"]:
         out = pcm.process(text, user_id=user_id, thread_id="demo")
         packet = out["surprisal"]
-        turns.append({
-            "input": text, "expected_level": expected, "s_raw": packet["s_raw"],
-            "retrieval_entropy": packet["retrieval_entropy"], "s_eff": packet["s_eff"], "level": packet["level"],
-            "level_source": packet["level_source"], "level_probabilities": packet["level_probabilities"],
-            "agent": out["agent"], "intent": out["intent"]["label"],
-            "changes": [{k: c[k] for k in ("node_id", "content", "old_weight", "new_weight", "reason")}
-                        for c in out["changes"]],
-        })
+        turns.append(
+            {
+                "input": text,
+                "expected_level": expected,
+                "s_raw": packet["s_raw"],
+                "retrieval_entropy": packet["retrieval_entropy"],
+                "s_eff": packet["s_eff"],
+                "level": packet["level"],
+                "level_source": packet["level_source"],
+                "level_probabilities": packet["level_probabilities"],
+                "agent": out["agent"],
+                "intent": out["intent"]["label"],
+                "changes": [
+                    {k: c[k] for k in ("node_id", "content", "old_weight", "new_weight", "reason")}
+                    for c in out["changes"]
+                ],
+            }
+        )
     memory = pcm.memory(user_id)
     nodes = sorted(memory.nodes(), key=lambda n: (n.created_at, n.id))
     return {
         "turns": turns,
-        "memory": [{"id": n.id, "content": n.content, "type": n.type.value, "domain": n.domain,
-                    "weight": n.weight} for n in nodes],
+        "memory": [
+            {"id": n.id, "content": n.content, "type": n.type.value, "domain": n.domain, "weight": n.weight}
+            for n in nodes
+        ],
         "query": scenario["query"],
-        "retrieval": [{"id": m.id, "content": m.content, "type": m.type.value, "weight": m.weight,
-                       "score": m.score} for m in pcm.search(scenario["query"], user_id=user_id, top_k=5)],
+        "retrieval": [
+            {"id": m.id, "content": m.content, "type": m.type.value, "weight": m.weight, "score": m.score}
+            for m in pcm.search(scenario["query"], user_id=user_id, top_k=5)
+        ],
     }

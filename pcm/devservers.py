@@ -24,7 +24,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from pcm.world.vectors import index_chroma_log
+from pcm.world.chroma import index_chroma_log
 
 POSTGRES_USER = "pcm"
 
@@ -59,12 +59,44 @@ def start_postgres(port: int | None = None) -> dict:
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
     data = folder / "data"
-    subprocess.run(_as_postgres([str(binaries / "initdb"), "-D", str(data), "-U", POSTGRES_USER, "--auth=trust",
-                                 "--encoding=UTF8", "--no-sync"]), check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        _as_postgres(
+            [
+                str(binaries / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                POSTGRES_USER,
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-sync",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=on"
-    subprocess.run(_as_postgres([str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l",
-                                 str(folder / "postgres.log"), "-w", "-t", "60", "start"]),
-                   check=True, capture_output=True, timeout=90)
+    subprocess.run(
+        _as_postgres(
+            [
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(folder / "postgres.log"),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=90,
+    )
     return {"url": f"postgresql://{POSTGRES_USER}@127.0.0.1:{port}/postgres", "folder": str(folder), "port": port}
 
 
@@ -72,8 +104,11 @@ def stop_postgres(folder: str) -> None:
     binaries = postgres_bin()
     data = Path(folder) / "data"
     if binaries is not None and data.exists():
-        subprocess.run(_as_postgres([str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            _as_postgres([str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+            capture_output=True,
+            timeout=60,
+        )
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -90,9 +125,13 @@ def start_chroma(path: str | Path, port: int | None = None, log: Path | None = N
     port = port or free_port()
     Path(path).mkdir(parents=True, exist_ok=True)
     output = open(log or Path(path) / "chroma.log", "ab")
-    process = subprocess.Popen([command, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                               stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-                               env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    process = subprocess.Popen(
+        [command, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -140,8 +140,9 @@ def time_decay_weight(w: float, gamma: float, dt_days: float) -> float:
     return clamp_weight(w * math.exp(-gamma * max(0.0, dt_days)))
 
 
-def hypothesis_weight(s_eff: float, theta_low: float, theta_high: float,
-                      w_min: float = 0.3, w_max: float = 0.5) -> float:
+def hypothesis_weight(
+    s_eff: float, theta_low: float, theta_high: float, w_min: float = 0.3, w_max: float = 0.5
+) -> float:
     """Profiling: w_init = σ(S_eff) mapped to [w_min, w_max] (spec §5.2 case B).
 
     S_eff is centred on the medium band and scaled by its width,
@@ -196,8 +197,7 @@ def confidence_smoothing(epsilon: float, confidence: float) -> float:
     return 1.0 - (1.0 - epsilon) * min(1.0, max(0.0, confidence))
 
 
-def domain_agreement(pairs: Sequence[tuple[Mapping[str, float], Mapping[str, float]]], min_pairs: int = 20
-                     ) -> float:
+def domain_agreement(pairs: Sequence[tuple[Mapping[str, float], Mapping[str, float]]], min_pairs: int = 20) -> float:
     """ι = (A_o − A_e) / (1 − A_e), clipped to [0, 1]: how much more often related memories share a
     domain than chance (Cohen's κ over domain distributions).
 
@@ -240,8 +240,9 @@ def informativeness(content_words: int, saturation: int, exponent: float) -> flo
     return min(1.0, max(content_words, 1) / saturation) ** exponent
 
 
-def intent_relevance(distribution: Mapping[str, float] | None, domain: str | None,
-                     memory_distribution: Mapping[str, float] | None = None) -> float:
+def intent_relevance(
+    distribution: Mapping[str, float] | None, domain: str | None, memory_distribution: Mapping[str, float] | None = None
+) -> float:
     """P(d(ε) | u): the intent probability of the memory's domain (spec §3.2).
 
     A memory's domain d(ε) is itself a guess of the intent router (about two in three
@@ -291,8 +292,14 @@ def subspace_interaction(u, v, mean, components):
     return np.outer(a, b).ravel()
 
 
-def pair_level(contradiction: float, consistent: float, cue_high: float, tau_contradiction: float,
-               tau_consistent: float, tau_cue: float) -> str:
+def pair_level(
+    contradiction: float,
+    consistent: float,
+    cue_high: float,
+    tau_contradiction: float,
+    tau_consistent: float,
+    tau_cue: float,
+) -> str:
     """The pair router's level from the relation model's verdicts over the retrieved memories:
 
         high    if max_m P(contradiction | m, u) ≥ τ_c,
@@ -314,8 +321,12 @@ def pair_level(contradiction: float, consistent: float, cue_high: float, tau_con
     return "medium"
 
 
-def adapted_level_prior(posteriors: Sequence[Sequence[float]], pseudo_turns: float,
-                        base_prior: Sequence[float] = (1.0, 1.0, 1.0), iterations: int = 1) -> list[float]:
+def adapted_level_prior(
+    posteriors: Sequence[Sequence[float]],
+    pseudo_turns: float,
+    base_prior: Sequence[float] = (1.0, 1.0, 1.0),
+    iterations: int = 1,
+) -> list[float]:
     """π̂(c) = (n₀·π₀(c) + Σ_t p̂(c|x_t)) / (n₀ + N): the share of each routing level (low, medium,
     high) among this user's N turns, shrunk towards the normalised base prior π₀ by n₀ =
     `pseudo_turns` pseudo-turns, with p̂(c|x_t) ∝ p(c|x_t)·π̂(c) the router's class-balanced

@@ -46,10 +46,11 @@ def _bind(step: Callable, services: Services | None) -> Callable:
         try:
             return step(state, config, ctx, bound) if wants_config else step(state, ctx, bound)
         except BaseException:
-            owner = state.get("turn_owner") or (config.get("configurable") or {}).get("pcm_turn")
-            if owner:
-                bound.store.abort_turn(user_of(state), owner)
+            turn = bound.store.open_turn(user_of(state), state["turn_owner"]) if state.get("turn_owner") else None
+            if turn is not None:
+                turn.abort()
             raise
+
     del node.__wrapped__
     return node
 
@@ -58,10 +59,12 @@ def _admission(services: Services | None) -> Callable:
     """The entry edge: the turn is admitted (`pcm.validation.admit_turn`: every input field,
     the named target memories, a message id not stored yet) before it can change anything;
     then it starts at `retrieve_initial`."""
+
     def admit(state: PCMState, config, runtime: Runtime[PCMContext]) -> str:
         ctx = resolve_context(runtime.context)
         admit_turn(state, turn_user(state, config), (services or Services.for_context(ctx)).store, ctx)
         return "retrieve_initial"
+
     return admit
 
 

@@ -58,24 +58,34 @@ def _own_id(position: int, message: dict) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise ValueError(f"message {position + 1}: \"id\" must be a string or a whole number, got {value!r:.60}")
+        raise ValueError(f'message {position + 1}: "id" must be a string or a whole number, got {value!r:.60}')
     text = str(value)
     if not text.strip() or len(text) > MAX_SOURCE_ID_CHARS or any(ord(c) < 32 for c in text):
-        raise ValueError(f"message {position + 1}: \"id\" must be 1 to {MAX_SOURCE_ID_CHARS} printable "
-                         "characters")
-    check_unicode(text, f"message {position + 1}: \"id\"")
+        raise ValueError(f'message {position + 1}: "id" must be 1 to {MAX_SOURCE_ID_CHARS} printable characters')
+    check_unicode(text, f'message {position + 1}: "id"')
     return text
 
 
 def message_hash(position: int, message: dict) -> str:
     """The id of a message without one: its position and contents, hashed."""
-    fields = [str(position), str(message.get("role")), str(message.get("name")), str(message.get("timestamp")),
-              str(message.get("content"))]
+    fields = [
+        str(position),
+        str(message.get("role")),
+        str(message.get("name")),
+        str(message.get("timestamp")),
+        str(message.get("content")),
+    ]
     return "sha256:" + hashlib.sha256("\x00".join(fields).encode("utf-8")).hexdigest()[:32]
 
 
-def ingest_turns(pcm, turns: list[IngestTurn], user_id: str, thread_id: str = "main", consolidate: bool = True,
-                 on_turn: Callable[[IngestTurn, dict], None] | None = None) -> dict:
+def ingest_turns(
+    pcm,
+    turns: list[IngestTurn],
+    user_id: str,
+    thread_id: str = "main",
+    consolidate: bool = True,
+    on_turn: Callable[[IngestTurn, dict], None] | None = None,
+) -> dict:
     """Process each turn not stored yet, in order; then consolidate working memory. Returns how
     many turns each agent handled, how many were already stored, and the source ids of the
     messages stored although a message with the same id and other text was stored before."""
@@ -84,8 +94,15 @@ def ingest_turns(pcm, turns: list[IngestTurn], user_id: str, thread_id: str = "m
     reused: list[str] = []
     for turn in turns:
         reuses_id = _reuses_an_id(pcm, user_id, turn)
-        out = pcm.process(turn.content, user_id=user_id, thread_id=thread_id, speaker=turn.speaker,
-                          timestamp=turn.timestamp, dialog_ids=turn.dialog_ids, message_id=turn.message_id)
+        out = pcm.process(
+            turn.content,
+            user_id=user_id,
+            thread_id=thread_id,
+            speaker=turn.speaker,
+            timestamp=turn.timestamp,
+            dialog_ids=turn.dialog_ids,
+            message_id=turn.message_id,
+        )
         if out.get("already_stored"):
             skipped += 1
         else:
@@ -114,16 +131,19 @@ def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = No
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise ValueError(f"{path} has {size:,} bytes; pcm ingest reads files of at most {MAX_FILE_BYTES:,} "
-                             "bytes (split the conversation)")
+            raise ValueError(
+                f"{path} has {size:,} bytes; pcm ingest reads files of at most {MAX_FILE_BYTES:,} "
+                "bytes (split the conversation)"
+            )
         raw = path.read_bytes()
         text = raw.decode("utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {path}") from None
     except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise ValueError(f"{path}: line {line} is not valid UTF-8 (byte {error.start}); save the file as UTF-8") \
-            from None
+        line = raw[: error.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}: line {line} is not valid UTF-8 (byte {error.start}); save the file as UTF-8"
+        ) from None
     except OSError as error:
         raise ValueError(f"{path} cannot be read: {error.strerror or error}") from None
     try:
@@ -138,13 +158,20 @@ def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = No
     elif isinstance(data, list) and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in data):
         turns = [_message_turn(i, m) for i, m in enumerate(data)]
     else:
-        raise ValueError(f"{path}: expected a JSON list of {{\"role\", \"content\"}} messages or a LoCoMo conversation")
+        raise ValueError(f'{path}: expected a JSON list of {{"role", "content"}} messages or a LoCoMo conversation')
     if not turns:
         raise ValueError(f"{path} holds no messages")
     for number, turn in enumerate(turns, 1):
         try:
-            validate_turn({"user_input": turn.content, "speaker": turn.speaker, "timestamp": turn.timestamp,
-                           "dialog_ids": turn.dialog_ids}, ctx)
+            validate_turn(
+                {
+                    "user_input": turn.content,
+                    "speaker": turn.speaker,
+                    "timestamp": turn.timestamp,
+                    "dialog_ids": turn.dialog_ids,
+                },
+                ctx,
+            )
         except ValueError as error:
             where = f"turn {turn.dialog_ids[0]}" if turn.dialog_ids else f"message {number}"
             raise ValueError(f"{path}: {where}: {error}") from None
@@ -154,14 +181,19 @@ def read_conversation(path: Path, ctx: PCMContext, conversation: str | None = No
 def _message_turn(position: int, message: dict) -> IngestTurn:
     speaker = message.get("name") or message["role"]
     own_id = _own_id(position, message)
-    ids = {"message_id": message_hash(position, message)} if own_id is None else \
-        source_ids("id", own_id, speaker, message["content"])
+    ids = (
+        {"message_id": message_hash(position, message)}
+        if own_id is None
+        else source_ids("id", own_id, speaker, message["content"])
+    )
     return IngestTurn(content=message["content"], speaker=speaker, timestamp=message.get("timestamp"), **ids)
 
 
 #: a JSON escape of half a UTF-16 surrogate pair that has no other half
-_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-                             r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 def _check_surrogates(path: Path, text: str, data: object) -> None:
@@ -171,9 +203,11 @@ def _check_surrogates(path: Path, text: str, data: object) -> None:
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         found = _LONE_SURROGATE.search(text)
-        where = f"line {text[:found.start()].count(chr(10)) + 1}: the escape {found.group()}" if found else "an escape"
-        raise ValueError(f"{path}: {where} is half of a UTF-16 surrogate pair, not a character; "
-                         "fix or remove it so the file holds valid Unicode text") from None
+        where = f"line {text[: found.start()].count(chr(10)) + 1}: the escape {found.group()}" if found else "an escape"
+        raise ValueError(
+            f"{path}: {where} is half of a UTF-16 surrogate pair, not a character; "
+            "fix or remove it so the file holds valid Unicode text"
+        ) from None
 
 
 def _is_locomo(data: object) -> bool:
@@ -200,7 +234,14 @@ def _locomo_turns(path: Path, conversation: str | None) -> list[IngestTurn]:
     sample = conversations[0].sample_id
     for session in conversations[0].sessions:
         stamp = session.timestamp.isoformat() if session.timestamp else None
-        turns.extend(IngestTurn(content=t.full_text, speaker=t.speaker, timestamp=stamp, dialog_ids=[t.dia_id],
-                                **source_ids(f"locomo:{sample}", t.dia_id, t.speaker, t.full_text))
-                     for t in session.turns)
+        turns.extend(
+            IngestTurn(
+                content=t.full_text,
+                speaker=t.speaker,
+                timestamp=stamp,
+                dialog_ids=[t.dia_id],
+                **source_ids(f"locomo:{sample}", t.dia_id, t.speaker, t.full_text),
+            )
+            for t in session.turns
+        )
     return turns

@@ -35,8 +35,13 @@ def free_port(host: str = "127.0.0.1") -> int:
 class LocalLLMServer:
     """`transformers serve` for one model folder on a loopback port; a context manager."""
 
-    def __init__(self, model_dir: str | os.PathLike, host: str = "127.0.0.1", port: int = 0,
-                 log_path: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        model_dir: str | os.PathLike,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_path: str | os.PathLike | None = None,
+    ):
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the local LLM server listens on loopback only")
         self.model_dir = Path(model_dir)
@@ -60,11 +65,21 @@ class LocalLLMServer:
 
     def start(self, timeout: float = 300.0) -> "LocalLLMServer":
         cli = Path(sys.executable).with_name("transformers")
-        command = [str(cli) if cli.exists() else shutil.which("transformers") or "transformers", "serve",
-                   str(self.model_dir), "--host", self.host, "--port", str(self.port), "--log-level", "warning"]
+        command = [
+            str(cli) if cli.exists() else shutil.which("transformers") or "transformers",
+            "serve",
+            str(self.model_dir),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+        ]
         log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                        env={**os.environ, **OFFLINE_ENV})
+        self.process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **OFFLINE_ENV}
+        )
         if self.log_path:
             log.close()
         try:
@@ -80,8 +95,10 @@ class LocalLLMServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with code {self.process.returncode}"
-                                   + (f"; see {self.log_path}" if self.log_path else ""))
+                raise RuntimeError(
+                    f"transformers serve exited with code {self.process.returncode}"
+                    + (f"; see {self.log_path}" if self.log_path else "")
+                )
             try:
                 if httpx.get(f"http://{self.host}:{self.port}/health", timeout=2).status_code == 200:
                     return

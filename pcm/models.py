@@ -32,8 +32,9 @@ def as_utc(moment: datetime | str | None, field: str = "time") -> datetime:
             moment = moment.replace(tzinfo=timezone.utc)
         return moment.astimezone(timezone.utc)
     except (ValueError, OverflowError):
-        raise ValueError(f"{field} {str(given)[:60]!r} is not an ISO 8601 time that UTC can hold "
-                         "(e.g. 2024-05-08T13:56:00+00:00)") from None
+        raise ValueError(
+            f"{field} {str(given)[:60]!r} is not an ISO 8601 time that UTC can hold (e.g. 2024-05-08T13:56:00+00:00)"
+        ) from None
 
 
 class NodeType(str, Enum):
@@ -51,6 +52,8 @@ class NodeType(str, Enum):
 
 #: the memories retrieved by similarity (entities are found by name)
 RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS)
+#: their types as stored in a node's attributes
+RETRIEVABLE_VALUES = frozenset(t.value for t in RETRIEVABLE_TYPES)
 
 
 class MemorySource(BaseModel):

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pcm.world.chroma import first_line, index_failure
 from pcm.world.knowledge_graph import user_key
-from pcm.world.records import StorageError
+from pcm.world.storage_errors import StorageError
 from pcm.world.store import MemoryStore
-from pcm.world.vectors import VectorIndex, first_line, index_failure
+from pcm.world.vectors import VectorIndex
 
 
 @dataclass
@@ -23,7 +24,7 @@ class UserRepair:
     """What the repair found and did for one user's vector index."""
 
     user_id: str
-    memories: int = 0                  # memories retrieved by similarity, in the graph store
+    memories: int = 0  # memories retrieved by similarity, in the graph store
     indexed_before: int | None = None  # entries of the index before (None: it could not be read)
     indexed_after: int = 0
     added: int = 0
@@ -40,8 +41,10 @@ class UserRepair:
         if self.healthy:
             return f"{self.user_id!r}: {self.memories} memories, vector index healthy"
         before = "could not be read" if self.indexed_before is None else f"held {self.indexed_before}"
-        return (f"{self.user_id!r}: {self.memories} memories, vector index {before}: rebuilt {self.added}, "
-                f"removed {self.removed}, now {self.indexed_after}")
+        return (
+            f"{self.user_id!r}: {self.memories} memories, vector index {before}: rebuilt {self.added}, "
+            f"removed {self.removed}, now {self.indexed_after}"
+        )
 
 
 @dataclass
@@ -58,9 +61,11 @@ class RepairReport:
     def total(self) -> str:
         failed = sum(1 for u in self.users if u.error)
         healthy = sum(1 for u in self.users if u.healthy)
-        return (f"{len(self.users)} users: {len(self.users) - failed - healthy} repaired, {healthy} healthy, "
-                f"{failed} not repaired; {sum(u.added for u in self.users)} vectors rebuilt, "
-                f"{sum(u.removed for u in self.users)} removed")
+        return (
+            f"{len(self.users)} users: {len(self.users) - failed - healthy} repaired, {healthy} healthy, "
+            f"{failed} not repaired; {sum(u.added for u in self.users)} vectors rebuilt, "
+            f"{sum(u.removed for u in self.users)} removed"
+        )
 
 
 def repair_store(store: MemoryStore, users: list[str] | None = None) -> RepairReport:
@@ -68,16 +73,18 @@ def repair_store(store: MemoryStore, users: list[str] | None = None) -> RepairRe
     `users`, default all) hold exactly their memories, rebuilding what it lacks from the graph
     store. An index that cannot be read at all is moved aside and rebuilt whole."""
     if store.records.read_only:
-        raise StorageError(f"{store.data_dir} is read-only: `pcm repair` has to write there; make it writable (e.g. "
-                           f"chmod -R u+w {store.data_dir}) and run it again")
+        raise StorageError(
+            f"{store.data_dir} is read-only: `pcm repair` has to write there; make it writable (e.g. "
+            f"chmod -R u+w {store.data_dir}) and run it again"
+        )
     report = RepairReport(store_problems=store.records.integrity_problems())
-    if report.store_problems:   # rebuilding from a damaged record would spread the damage
+    if report.store_problems:  # rebuilding from a damaged record would spread the damage
         return report
     for user_id in users or []:
         if not store.exists(user_id):
             raise LookupError(f"no memory for user {user_id!r} in {store.data_dir}")
     wanted = users or store.users()
-    store.reindex_limit = None   # opening rebuilds every missing vector, however many
+    store.reindex_limit = None  # opening rebuilds every missing vector, however many
     counts = _index_counts(store, wanted)
     started_afresh, before = counts is None, counts or {}
     while True:
@@ -87,7 +94,7 @@ def repair_store(store: MemoryStore, users: list[str] | None = None) -> RepairRe
             for user_id in wanted:
                 report.users.append(_repair_user(store, user_id, before.get(user_id), last_try))
             break
-        except Exception as error:   # the index failed: once, start it afresh and rebuild every user
+        except Exception as error:  # the index failed: once, start it afresh and rebuild every user
             if started_afresh or not store.chroma.embedded or not index_failure(error):
                 raise
             store.chroma.start_afresh(first_line(error))

@@ -44,11 +44,31 @@ class Services:
 
     @classmethod
     def for_context(cls, ctx: PCMContext) -> "Services":
-        key = (ctx.data_dir, ctx.embedding_model, ctx.surprise_model, ctx.surprise_model_file,
-               ctx.surprise_context_tokens, ctx.llm_model, ctx.llm_base_url, tuple(ctx.domains),
-               ctx.intent_temperature, ctx.dormant_floor, ctx.graph_store, ctx.vector_store, ctx.postgres_url,
-               ctx.chroma_url, ctx.open_users, ctx.lock_timeout, ctx.turn_timeout, ctx.llm_timeout,
-               ctx.llm_max_retries, ctx.llm_breaker_failures, ctx.llm_cooldown, ctx.llm_max_tokens, ctx.context_weight)
+        key = (
+            ctx.data_dir,
+            ctx.embedding_model,
+            ctx.surprise_model,
+            ctx.surprise_model_file,
+            ctx.surprise_context_tokens,
+            ctx.llm_model,
+            ctx.llm_base_url,
+            tuple(ctx.domains),
+            ctx.intent_temperature,
+            ctx.dormant_floor,
+            ctx.graph_store,
+            ctx.vector_store,
+            ctx.postgres_url,
+            ctx.chroma_url,
+            ctx.open_users,
+            ctx.lock_timeout,
+            ctx.turn_timeout,
+            ctx.llm_timeout,
+            ctx.llm_max_retries,
+            ctx.llm_breaker_failures,
+            ctx.llm_cooldown,
+            ctx.llm_max_tokens,
+            ctx.context_weight,
+        )
         with _LOCK:
             if key not in _SERVICES_CACHE:
                 _SERVICES_CACHE[key] = cls(ctx)
@@ -102,10 +122,19 @@ class Services:
     def store(self) -> MemoryStore:
         with self._init_lock:
             ctx = self.ctx
-            return MemoryStore(ctx.data_dir, self.embedder, ctx.dormant_floor, graph_store=ctx.graph_store,
-                               postgres_url=ctx.postgres_url, vector_store=ctx.vector_store, chroma_url=ctx.chroma_url,
-                               open_users=ctx.open_users, lock_timeout=ctx.lock_timeout,
-                               turn_timeout=ctx.turn_timeout, context_weight=ctx.context_weight)
+            return MemoryStore(
+                ctx.data_dir,
+                self.embedder,
+                ctx.dormant_floor,
+                graph_store=ctx.graph_store,
+                postgres_url=ctx.postgres_url,
+                vector_store=ctx.vector_store,
+                chroma_url=ctx.chroma_url,
+                open_users=ctx.open_users,
+                lock_timeout=ctx.lock_timeout,
+                turn_timeout=ctx.turn_timeout,
+                context_weight=ctx.context_weight,
+            )
 
     def warm_up(self) -> None:
         """Load every model now (for benchmarks and servers), not on the first turn."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
+
 from langchain_core.messages import HumanMessage
 
 from pcm.config import PCMContext
@@ -50,11 +51,11 @@ def validate_input(text: object, ctx: PCMContext) -> str:
     if not text.strip():
         raise ValueError("user_input is empty")
     if not any(is_visible(c) for c in text):
-        raise ValueError("user_input is empty: it holds no visible character (only spaces, zero-width or "
-                         "control characters)")
+        raise ValueError(
+            "user_input is empty: it holds no visible character (only spaces, zero-width or control characters)"
+        )
     if len(text) > ctx.max_input_chars:
-        raise ValueError(f"user_input has {len(text)} characters; the limit is {ctx.max_input_chars} "
-                         "(max_input_chars)")
+        raise ValueError(f"user_input has {len(text)} characters; the limit is {ctx.max_input_chars} (max_input_chars)")
     if "\x00" in text:
         raise ValueError("user_input contains a NUL character")
     return check_unicode(text, "user_input")
@@ -155,8 +156,9 @@ def check_unicode(value: str, name: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise ValueError(f"{name} contains a lone surrogate at position {error.start}; "
-                         "it is not valid Unicode text") from None
+        raise ValueError(
+            f"{name} contains a lone surrogate at position {error.start}; it is not valid Unicode text"
+        ) from None
     return value
 
 
@@ -171,9 +173,12 @@ def turn_time(moment: datetime | str | None, clock_skew_hours: float, field: str
     parsed = as_utc(moment, field)
     latest = utcnow() + timedelta(hours=clock_skew_hours)
     if parsed < EARLIEST_TURN_TIME:
-        raise ValueError(f"{field} {parsed.isoformat()} is before {EARLIEST_TURN_TIME.date()}, the earliest a turn "
-                         "may carry")
+        raise ValueError(
+            f"{field} {parsed.isoformat()} is before {EARLIEST_TURN_TIME.date()}, the earliest a turn may carry"
+        )
     if parsed > latest:
-        raise ValueError(f"{field} {parsed.isoformat()} is ahead of this server's clock by more than "
-                         f"{clock_skew_hours:g} hours (clock_skew_hours)")
+        raise ValueError(
+            f"{field} {parsed.isoformat()} is ahead of this server's clock by more than "
+            f"{clock_skew_hours:g} hours (clock_skew_hours)"
+        )
     return parsed

@@ -54,9 +54,14 @@ class ScriptedChatModel(BaseChatModel):
         return "scripted-fake"
 
     def _kind(self, system: str) -> str:
-        for kind, marker in (("intent", "Classify the user's message"), ("relation", "Decide how the new message"),
-                             ("hypothesis", "testable hypothesis"), ("facts", "Extract the atomic facts"),
-                             ("judge", "You grade answers"), ("qa", "Answer the question about the conversation")):
+        for kind, marker in (
+            ("intent", "Classify the user's message"),
+            ("relation", "Decide how the new message"),
+            ("hypothesis", "testable hypothesis"),
+            ("facts", "Extract the atomic facts"),
+            ("judge", "You grade answers"),
+            ("qa", "Answer the question about the conversation"),
+        ):
             if marker in system:
                 return kind
         return "reply"
@@ -71,11 +76,23 @@ class ScriptedChatModel(BaseChatModel):
             text = json.dumps({"distribution": self.intent})
         elif kind == "relation":
             ids = re.findall(r"\[(m-[0-9a-f]+)\]", messages[-1].content)
-            text = json.dumps({"relation": "contradiction", "conflict_score": 0.9, "conflicting_ids": ids[:1],
-                               "supported_ids": [], "reason": "job change"})
+            text = json.dumps(
+                {
+                    "relation": "contradiction",
+                    "conflict_score": 0.9,
+                    "conflicting_ids": ids[:1],
+                    "supported_ids": [],
+                    "reason": "job change",
+                }
+            )
         elif kind == "hypothesis":
-            text = json.dumps({"monologue": "they mention a new employer", "hypothesis": "The user changed jobs",
-                               "evidence_keywords": ["microsoft"]})
+            text = json.dumps(
+                {
+                    "monologue": "they mention a new employer",
+                    "hypothesis": "The user changed jobs",
+                    "evidence_keywords": ["microsoft"],
+                }
+            )
         elif kind == "facts":
             text = json.dumps({"facts": [{"turn": 1, "fact": "The user works at Microsoft."}]})
         elif kind == "judge":

@@ -18,9 +18,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def completion(content: str) -> dict:
-    return {"id": "chatcmpl-fault", "object": "chat.completion", "created": 0, "model": "fault",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
+    return {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fault",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -18,18 +18,33 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def langgraph_dev(config: Path, folder: Path, env: dict[str, str] | None = None, timeout: float = 180,
-                  cwd: Path | None = None):
+def langgraph_dev(
+    config: Path, folder: Path, env: dict[str, str] | None = None, timeout: float = 180, cwd: Path | None = None
+):
     """`langgraph dev --no-browser` for `config`, run in `cwd` (default `folder`), its log in
     `folder`; yields the server's URL."""
     port = free_port()
     log_path = folder / "server.log"
     with log_path.open("w") as log:
         server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host",
-             "127.0.0.1", "--port", str(port), "--config", str(config)],
-            cwd=cwd or folder, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "LANGSMITH_TRACING": "false", **(env or {})})
+            [
+                str(Path(sys.executable).parent / "langgraph"),
+                "dev",
+                "--no-browser",
+                "--no-reload",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--config",
+                str(config),
+            ],
+            cwd=cwd or folder,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "LANGSMITH_TRACING": "false", **(env or {})},
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout

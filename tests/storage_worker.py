@@ -38,8 +38,13 @@ def ingest(data_dir: str, path: str, log) -> None:
     pcm = PCM(ctx)
     turns = read_conversation(path, ctx)
     log.write("ready\n")
-    ingest_turns(pcm, turns, USER, THREAD, on_turn=lambda turn, out: log.write(
-        f"{'skip' if out.get('already_stored') else 'ack'} {turn.message_id}\n"))
+    ingest_turns(
+        pcm,
+        turns,
+        USER,
+        THREAD,
+        on_turn=lambda turn, out: log.write(f"{'skip' if out.get('already_stored') else 'ack'} {turn.message_id}\n"),
+    )
     log.write("done\n")
 
 
@@ -52,8 +57,12 @@ def concurrent(data_dir: str, name: str, count: int, log) -> None:
     def writer(index: int) -> None:
         try:
             for n in range(count):
-                pcm.process(f"{name} writer {index} note {n}: today I repotted plant number {n} in pot {index}.",
-                            user_id=USER, thread_id=THREAD, message_id=f"{name}-{index}-{n}")
+                pcm.process(
+                    f"{name} writer {index} note {n}: today I repotted plant number {n} in pot {index}.",
+                    user_id=USER,
+                    thread_id=THREAD,
+                    message_id=f"{name}-{index}-{n}",
+                )
         except BaseException:
             errors.append(traceback.format_exc())
 

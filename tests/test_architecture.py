@@ -32,7 +32,7 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*parts, base] if base else parts)
             targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
         else:
@@ -60,11 +60,17 @@ def test_no_import_cycle():
 
 def test_layers_point_one_way():
     graph = import_graph()
-    below = {"pcm.world": ("pcm.perception", "pcm.evolution", "pcm.routing", "pcm.nodes", "pcm.graph", "pcm.api"),
-             "pcm.evolution": ("pcm.perception", "pcm.routing", "pcm.nodes", "pcm.graph", "pcm.api"),
-             "pcm.perception": ("pcm.routing", "pcm.evolution", "pcm.nodes", "pcm.graph", "pcm.api")}
-    wrong = [(source, target) for source, target in graph.edges for layer, above in below.items()
-             if source.startswith(layer) and target.startswith(above)]
+    below = {
+        "pcm.world": ("pcm.perception", "pcm.evolution", "pcm.routing", "pcm.nodes", "pcm.graph", "pcm.api"),
+        "pcm.evolution": ("pcm.perception", "pcm.routing", "pcm.nodes", "pcm.graph", "pcm.api"),
+        "pcm.perception": ("pcm.routing", "pcm.evolution", "pcm.nodes", "pcm.graph", "pcm.api"),
+    }
+    wrong = [
+        (source, target)
+        for source, target in graph.edges
+        for layer, above in below.items()
+        if source.startswith(layer) and target.startswith(above)
+    ]
     assert not wrong, wrong
 
 

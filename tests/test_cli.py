@@ -28,8 +28,14 @@ def test_demo_json_runs_the_walkthrough_offline(tmp_path):
 
 def test_ingest_then_inspect_memory(tmp_path):
     messages = tmp_path / "chat.json"
-    messages.write_text(json.dumps([{"role": "user", "content": "I keep bees in my garden in Leeds."},
-                                    {"role": "user", "content": "The bees made 12 jars of honey this year."}]))
+    messages.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "I keep bees in my garden in Leeds."},
+                {"role": "user", "content": "The bees made 12 jars of honey this year."},
+            ]
+        )
+    )
     data = str(tmp_path / "data")
     result = runner.invoke(app, ["ingest", str(messages), "--data-dir", data, "--user", "beekeeper"])
     assert result.exit_code == 0, result.output
@@ -57,5 +63,5 @@ def test_user_mistakes_are_one_line_errors(tmp_path):
     empty.write_text(json.dumps([{"role": "user", "content": "  "}]))
     result = runner.invoke(app, ["ingest", str(empty), "--data-dir", data, "--user", "someone"])
     assert result.exit_code == 2 and "message 1: user_input is empty" in result.stderr
-    with sqlite3.connect(tmp_path / "data" / "memory.sqlite") as db:   # the rejected files stored nothing
+    with sqlite3.connect(tmp_path / "data" / "memory.sqlite") as db:  # the rejected files stored nothing
         assert db.execute("SELECT COUNT(*) FROM pcm_users").fetchone()[0] == 0

@@ -21,14 +21,22 @@ pytestmark = pytest.mark.slow
 def test_searches_while_another_process_writes_wait_for_at_most_about_one_turn(tmp_path):
     """A writer process ingests 15 turns; this process searches the same user meanwhile. With the
     old lock (polled, no order) the first search waited for all 15 turns."""
-    results = run_concurrency(str(LOCOMO), turns=15, searches=400, seed_turns=5, baseline_searches=3,
-                              data_dir=str(tmp_path / "data"), after_commits=1, progress=lambda _: None)
+    results = run_concurrency(
+        str(LOCOMO),
+        turns=15,
+        searches=400,
+        seed_turns=5,
+        baseline_searches=3,
+        data_dir=str(tmp_path / "data"),
+        after_commits=1,
+        progress=lambda _: None,
+    )
     busy = results["with_writer"]
     assert busy["failed"] == 0 and busy["stale"] == 0, busy["errors"]
     assert results["writer"]["turns"] == 15
-    assert busy["count"] >= 5, busy                          # searches ran all along the writer's run
+    assert busy["count"] >= 5, busy  # searches ran all along the writer's run
     assert busy["max_turns_committed_during_one_search"] <= 2, busy
-    assert busy["max_s"] < 3.0, busy                         # a turn here takes 0.3-2 s on a loaded 2-core CPU
+    assert busy["max_s"] < 3.0, busy  # a turn here takes 0.3-2 s on a loaded 2-core CPU
 
 
 def test_searches_while_another_thread_writes_wait_for_at_most_about_one_turn(ctx):

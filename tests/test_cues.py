@@ -5,23 +5,26 @@ import pytest
 from pcm.cues import FAMILIES, cue_counts
 
 
-@pytest.mark.parametrize("text, family", [
-    ("I no longer work at Google.", "change"),
-    ("We moved to Lisbon last spring.", "change"),
-    ("These days I write everything in Rust.", "change"),
-    ("First week at Microsoft is going great.", "change"),
-    ("I also started learning Korean.", "additive"),
-    ("Thinking about a trip to Seoul next month.", "additive"),
-    ("Rehearsal ran late again tonight.", "routine"),
-    ("I only drink tea.", "exclusive"),
-    ("I don't eat meat.", "negation"),
-    ("我已经搬到广州了。", "change"),
-    ("我从华为离职了，现在在小米。", "change"),
-    ("另外我最近也开始学吉他。", "additive"),
-    ("今天又加班到九点。", "routine"),
-    ("我只喝绿茶。", "exclusive"),
-    ("我不喝咖啡。", "negation"),
-])
+@pytest.mark.parametrize(
+    "text, family",
+    [
+        ("I no longer work at Google.", "change"),
+        ("We moved to Lisbon last spring.", "change"),
+        ("These days I write everything in Rust.", "change"),
+        ("First week at Microsoft is going great.", "change"),
+        ("I also started learning Korean.", "additive"),
+        ("Thinking about a trip to Seoul next month.", "additive"),
+        ("Rehearsal ran late again tonight.", "routine"),
+        ("I only drink tea.", "exclusive"),
+        ("I don't eat meat.", "negation"),
+        ("我已经搬到广州了。", "change"),
+        ("我从华为离职了，现在在小米。", "change"),
+        ("另外我最近也开始学吉他。", "additive"),
+        ("今天又加班到九点。", "routine"),
+        ("我只喝绿茶。", "exclusive"),
+        ("我不喝咖啡。", "negation"),
+    ],
+)
 def test_each_family_is_found(text, family):
     assert cue_counts(text)[family] >= 1
 
@@ -31,12 +34,15 @@ def test_counts_every_family_and_nothing_in_plain_text():
     assert set(counts) == set(FAMILIES) and sum(counts.values()) == 0
 
 
-@pytest.mark.parametrize("text, family", [
-    ("The snow was deep.", "change"),          # "now" inside a word
-    ("My tooth hurts.", "additive"),           # "too" inside a word
-    ("I'm busy right now.", "change"),         # "right now" is not a change of state
-    ("Knowledge is power.", "negation"),       # "no" inside a word
-])
+@pytest.mark.parametrize(
+    "text, family",
+    [
+        ("The snow was deep.", "change"),  # "now" inside a word
+        ("My tooth hurts.", "additive"),  # "too" inside a word
+        ("I'm busy right now.", "change"),  # "right now" is not a change of state
+        ("Knowledge is power.", "negation"),  # "no" inside a word
+    ],
+)
 def test_cues_respect_word_boundaries(text, family):
     assert cue_counts(text)[family] == 0
 
@@ -46,21 +52,24 @@ def test_several_expressions_add_up():
     assert counts["change"] == 3
 
 
-@pytest.mark.parametrize("text, changes", [
-    ("I've been playing for a month now, it's been tough but fun.", 0),      # how long, not a change
-    ("I've had them for 3 years now and they bring me tons of joy!", 0),
-    ("My club rides are on Saturdays now, Sundays are for family.", 1),     # a weekday, not a duration
-    ("I work from home full-time now.", 1),
-    ("Wow, that's amazing! How do you feel now that it's finished?", 0),     # asks, does not tell
-    ("你现在住哪里？", 0),
-    ("I'm doing well now. Did you move?", 1),
-    ("I now work at Microsoft, how about you?", 1),
-    ("我现在住在广州。你呢？", 1),
-    ("It can be tough getting used to a new routine.", 0),                  # accustomed, not a past habit
-    ("I'm used to working late.", 0),
-    ("I used to work at Google.", 1),
-    ("We ended up in this amazing little bar.", 0),
-    ("My contract ended in May.", 1),
-])
+@pytest.mark.parametrize(
+    "text, changes",
+    [
+        ("I've been playing for a month now, it's been tough but fun.", 0),  # how long, not a change
+        ("I've had them for 3 years now and they bring me tons of joy!", 0),
+        ("My club rides are on Saturdays now, Sundays are for family.", 1),  # a weekday, not a duration
+        ("I work from home full-time now.", 1),
+        ("Wow, that's amazing! How do you feel now that it's finished?", 0),  # asks, does not tell
+        ("你现在住哪里？", 0),
+        ("I'm doing well now. Did you move?", 1),
+        ("I now work at Microsoft, how about you?", 1),
+        ("我现在住在广州。你呢？", 1),
+        ("It can be tough getting used to a new routine.", 0),  # accustomed, not a past habit
+        ("I'm used to working late.", 0),
+        ("I used to work at Google.", 1),
+        ("We ended up in this amazing little bar.", 0),
+        ("My contract ended in May.", 1),
+    ],
+)
 def test_change_cues_count_what_is_told_not_durations_questions_or_habits(text, changes):
     assert cue_counts(text)["change"] == changes

@@ -7,14 +7,28 @@ import pytest
 from evals.bench.followups import load_followups, report, run_followups
 
 ITEMS = [
-    {"id": "r1", "lang": "en", "kind": "revision", "history": ["I live in Lyon, near the old town."],
-     "probe": "We moved to Porto last month, still unpacking boxes.",
-     "followups": ["The bakeries back in Lyon were unbeatable."], "query": "Where does the user live?",
-     "current": "Porto", "outdated": "old town"},
-    {"id": "s1", "lang": "en", "kind": "still_true", "history": ["I work as a nurse on a pediatric ward."],
-     "probe": "When I was little I wanted to be a vet.",
-     "followups": ["Another long shift with the kids on the ward today."], "query": "What does the user do?",
-     "current": "pediatric ward", "outdated": None},
+    {
+        "id": "r1",
+        "lang": "en",
+        "kind": "revision",
+        "history": ["I live in Lyon, near the old town."],
+        "probe": "We moved to Porto last month, still unpacking boxes.",
+        "followups": ["The bakeries back in Lyon were unbeatable."],
+        "query": "Where does the user live?",
+        "current": "Porto",
+        "outdated": "old town",
+    },
+    {
+        "id": "s1",
+        "lang": "en",
+        "kind": "still_true",
+        "history": ["I work as a nurse on a pediatric ward."],
+        "probe": "When I was little I wanted to be a vet.",
+        "followups": ["Another long shift with the kids on the ward today."],
+        "query": "What does the user do?",
+        "current": "pediatric ward",
+        "outdated": None,
+    },
 ]
 
 

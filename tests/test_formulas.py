@@ -140,6 +140,7 @@ def test_mix_is_a_convex_combination():
     assert f.mix(1.0, 3.0, 0.5) == pytest.approx(2.0)
     assert f.mix(1.0, 3.0, 0.0) == 1.0 and f.mix(1.0, 3.0, 1.0) == 3.0
     import numpy as np
+
     assert np.allclose(f.mix(np.array([1.0, 0.0]), np.array([0.0, 1.0]), 0.25), [0.75, 0.25])
     with pytest.raises(ValueError):
         f.mix(1.0, 2.0, 1.5)
@@ -179,10 +180,10 @@ def test_agreement_beyond_a_floor_counts_slight_agreement_as_none():
 
 def test_informativeness_is_a_capped_power_of_the_content_words():
     # π(n) = min(1, max(n, 1) / n_sat)^γ
-    assert f.informativeness(3, 30, 0.05) == pytest.approx(0.1 ** 0.05)
+    assert f.informativeness(3, 30, 0.05) == pytest.approx(0.1**0.05)
     assert f.informativeness(0, 30, 0.05) == f.informativeness(1, 30, 0.05) == pytest.approx((1 / 30) ** 0.05)
     assert f.informativeness(30, 30, 0.05) == f.informativeness(90, 30, 0.05) == 1.0
-    assert f.informativeness(3, 30, 0.0) == 1.0                      # γ = 0: no prior
+    assert f.informativeness(3, 30, 0.0) == 1.0  # γ = 0: no prior
     assert f.informativeness(5, 30, 0.05) < f.informativeness(15, 30, 0.05) < 1.0
     with pytest.raises(ValueError):
         f.informativeness(5, 0, 0.05)
@@ -203,8 +204,8 @@ def test_domain_agreement_is_kappa_over_neighbouring_memories():
     assert f.domain_agreement(half) == pytest.approx((observed - expected) / (1 - expected))
     soft = [({"Work": 0.5, "Health": 0.5}, {"Work": 0.5, "Health": 0.5})] * 20
     assert f.domain_agreement(soft) == pytest.approx(0.0)
-    assert f.domain_agreement(always_same[:4]) == 1.0       # too few pairs: no evidence against the mask
-    assert f.domain_agreement([(work, health), (health, work)] * 10) == 0.0   # below chance is clipped
+    assert f.domain_agreement(always_same[:4]) == 1.0  # too few pairs: no evidence against the mask
+    assert f.domain_agreement([(work, health), (health, work)] * 10) == 0.0  # below chance is clipped
 
 
 def test_adapted_level_prior_is_the_mean_balanced_posterior_shrunk_to_the_base_prior():
@@ -250,12 +251,18 @@ def test_subspace_interaction_is_every_product_of_the_projected_coordinates():
     components = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]  # k = 2 of d = 3
     u, v = [3.0, 1.0, 5.0], [2.0, -1.0, 7.0]
     a, b = [2.0, 1.0], [1.0, -1.0]  # P(u − μ), P(v − μ): the third dimension is outside the subspace
-    assert f.subspace_interaction(u, v, mean, components).tolist() == [a[0] * b[0], a[0] * b[1], a[1] * b[0],
-                                                                       a[1] * b[1]]
+    assert f.subspace_interaction(u, v, mean, components).tolist() == [
+        a[0] * b[0],
+        a[0] * b[1],
+        a[1] * b[0],
+        a[1] * b[1],
+    ]
     # a bilinear form uᵀWv with W = Pᵀ·M·P is the dot product of M's entries with b(u, v)
     m = [[0.5, -2.0], [1.5, 3.0]]
-    w = [[sum(components[i][r] * m[i][j] * components[j][c] for i in range(2) for j in range(2))
-          for c in range(3)] for r in range(3)]
+    w = [
+        [sum(components[i][r] * m[i][j] * components[j][c] for i in range(2) for j in range(2)) for c in range(3)]
+        for r in range(3)
+    ]
     centred_u = [x - y for x, y in zip(u, mean)]
     centred_v = [x - y for x, y in zip(v, mean)]
     bilinear = sum(centred_u[r] * w[r][c] * centred_v[c] for r in range(3) for c in range(3))

@@ -89,8 +89,10 @@ def test_unconfirmed_hypothesis_decays_with_time(ctx):
 
 def test_working_memory_evicts_into_long_term_memory(ctx):
     pcm = PCM(ctx.replace(token_budget=40, eviction_size=2), checkpointer=InMemorySaver())
-    texts = [f"Note {i}: I visited the museum of {city} with my sister." for i, city in
-             enumerate(["Oslo", "Lima", "Kyoto", "Porto"])]
+    texts = [
+        f"Note {i}: I visited the museum of {city} with my sister."
+        for i, city in enumerate(["Oslo", "Lima", "Kyoto", "Porto"])
+    ]
     for text in texts:
         pcm.process(text, user_id="w")
     state = pcm.state("w")
@@ -163,7 +165,7 @@ def test_threads_of_different_users_never_share_working_memory(pcm):
 
 
 def test_llm_path_uses_structured_output_and_counts_usage(ctx, scripted_model):
-    ctx = ctx.replace(llm_intent_confidence=1.0)      # ask the LLM about every turn's intent
+    ctx = ctx.replace(llm_intent_confidence=1.0)  # ask the LLM about every turn's intent
     llm_pcm = PCM(ctx, Services(ctx, chat_model=scripted_model), checkpointer=InMemorySaver())
     llm_pcm.process(HISTORY, user_id="l")
     out = llm_pcm.process(PROBE, user_id="l")
@@ -171,7 +173,7 @@ def test_llm_path_uses_structured_output_and_counts_usage(ctx, scripted_model):
     assert out["response"] == "Noted: you work at Microsoft now."
     assert out["messages"][-1].content == out["response"]
     assert out["llm_usage"]["calls"] >= 2 and out["llm_usage"]["input_tokens"] >= 20
-    assert out["llm_usage"]["calls"] == len(scripted_model.calls) - 2   # the first turn made an intent and a reply call
+    assert out["llm_usage"]["calls"] == len(scripted_model.calls) - 2  # the first turn made an intent and a reply call
     assert "intent" in scripted_model.calls and "reply" in scripted_model.calls
 
 
@@ -193,8 +195,11 @@ def test_llm_correction_uses_the_diagnosis(ctx, scripted_model):
 
 def test_malformed_llm_replies_fall_back_to_the_offline_path(ctx):
     replies = iter([AIMessage(content="not json")] * 50)
-    pcm = PCM(forced(ctx, "medium"), Services(ctx, chat_model=GenericFakeChatModel(messages=replies)),
-              checkpointer=InMemorySaver())
+    pcm = PCM(
+        forced(ctx, "medium"),
+        Services(ctx, chat_model=GenericFakeChatModel(messages=replies)),
+        checkpointer=InMemorySaver(),
+    )
     pcm.process(HISTORY, user_id="m")
     out = pcm.process(PROBE, user_id="m")
     assert out["agent"] == "profiling"
@@ -212,11 +217,14 @@ def test_llm_is_asked_about_relations_only_when_the_router_is_unsure(ctx, script
     scripted_model.calls.clear()
     out = pcm.process("Can you recommend a good podcast about history?", user_id="r")
     assert out["surprisal"]["level_source"] == "request" and "relation" not in scripted_model.calls
-    settled = [pcm.process(text, user_id="r")["surprisal"]["level_source"] for text in
-               ("I also started learning the cello on weekends.", "Reviewed pull requests at Google again today.")]
+    settled = [
+        pcm.process(text, user_id="r")["surprisal"]["level_source"]
+        for text in ("I also started learning the cello on weekends.", "Reviewed pull requests at Google again today.")
+    ]
     assert scripted_model.calls.count("relation") == sum(source == "llm" for source in settled)
-    threshold = PCM(ctx.replace(router="threshold"), Services(ctx, chat_model=scripted_model),
-                    checkpointer=InMemorySaver())
+    threshold = PCM(
+        ctx.replace(router="threshold"), Services(ctx, chat_model=scripted_model), checkpointer=InMemorySaver()
+    )
     threshold.process(HISTORY, user_id="t")
     scripted_model.calls.clear()
     threshold.process(PROBE, user_id="t")
@@ -227,21 +235,28 @@ def test_the_routers_level_prior_is_estimated_from_each_users_own_turns(ctx):
     from pcm.formulas import adapted_level_prior
 
     pcm = PCM(ctx.replace(level_prior_turns=4.0), checkpointer=InMemorySaver())
-    chat = ["I had pasta for lunch with my colleague Ana.", "Ana and I walked by the river after lunch.",
-            "The river was busy with rowers this afternoon.", "Later I read a chapter of my novel at home.",
-            "Ana sent me photos of the rowers on the river."]
+    chat = [
+        "I had pasta for lunch with my colleague Ana.",
+        "Ana and I walked by the river after lunch.",
+        "The river was busy with rowers this afternoon.",
+        "Later I read a chapter of my novel at home.",
+        "Ana sent me photos of the rowers on the river.",
+    ]
     packets = [pcm.process(text, user_id="a")["surprisal"] for text in chat]
-    assert packets[0]["router_posterior"] is None                   # nothing retrieved: the router did not decide
+    assert packets[0]["router_posterior"] is None  # nothing retrieved: the router did not decide
     stated = [n.router_posterior for n in pcm.memory("a").nodes() if n.router_posterior]
     assert stated == [p["router_posterior"] for p in packets[1:]] and len(stated) == 4
     # each turn routes under the prior of the turns stored before it, shrunk to the configured one
     assert packets[1]["level_prior"] == pytest.approx([1 / 3] * 3)
-    assert packets[-1]["level_prior"] == pytest.approx(adapted_level_prior(stated[:-1], 4.0, ctx.level_prior,
-                                                                       ctx.level_prior_iterations))
-    assert packets[-1]["level_prior"][0] > 1 / 3                     # small talk: mostly "low" so far
+    assert packets[-1]["level_prior"] == pytest.approx(
+        adapted_level_prior(stated[:-1], 4.0, ctx.level_prior, ctx.level_prior_iterations)
+    )
+    assert packets[-1]["level_prior"][0] > 1 / 3  # small talk: mostly "low" so far
     # another user starts from the configured prior; n₀ = 0 keeps the configured prior for everyone
     assert pcm.process("My cat sleeps on the sofa all day.", user_id="b")["surprisal"]["router_posterior"] is None
-    assert pcm.process("My cat Miso likes the sofa.", user_id="b")["surprisal"]["level_prior"] == pytest.approx([1 / 3] * 3)
+    assert pcm.process("My cat Miso likes the sofa.", user_id="b")["surprisal"]["level_prior"] == pytest.approx(
+        [1 / 3] * 3
+    )
     fixed = PCM(ctx.replace(level_prior_turns=0.0), checkpointer=InMemorySaver())
     for text in chat:
         out = fixed.process(text, user_id="a")
@@ -270,10 +285,12 @@ def test_a_request_to_the_assistant_is_stored_below_a_statement(ctx):
 
 
 def test_a_stated_fact_starts_at_its_branchs_weight_times_its_informativeness(ctx):
-    story = ("We drove up to the lake cabin with the kids on Saturday, caught three trout and grilled them "
-             "over the campfire while it rained all evening, then played cards until the power came back.")
+    story = (
+        "We drove up to the lake cabin with the kids on Saturday, caught three trout and grilled them "
+        "over the campfire while it rained all evening, then played cards until the power came back."
+    )
     short = "Wow, congrats!"
-    assert ctx.correction_weight == ctx.observation_weight       # so a statement's base is the same on every branch
+    assert ctx.correction_weight == ctx.observation_weight  # so a statement's base is the same on every branch
     for exponent in (ctx.informativeness_exponent, 0.0):
         pcm = PCM(ctx.replace(informativeness_exponent=exponent), checkpointer=InMemorySaver())
         for text in (HISTORY, story, short):

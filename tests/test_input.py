@@ -45,8 +45,10 @@ BAD_TURNS = [
     ({"timestamp": "2024-13-45T10:00:00"}, "not an ISO 8601 time"),
     ({"timestamp": 1700000000}, "timestamp must be an ISO 8601 string"),
     ({"timestamp": "9999-12-31T23:59:59"}, "timestamp 9999-12-31T23:59:59+00:00 is ahead of this server's clock"),
-    ({"timestamp": "9999-12-31T23:00:00-05:00"}, "timestamp '9999-12-31T23:00:00-05:00' is not an ISO 8601 time "
-                                                 "that UTC can hold"),
+    (
+        {"timestamp": "9999-12-31T23:00:00-05:00"},
+        "timestamp '9999-12-31T23:00:00-05:00' is not an ISO 8601 time that UTC can hold",
+    ),
     ({"timestamp": "0001-01-01T00:00:00+05:00"}, "timestamp '0001-01-01T00:00:00+05:00' is not an ISO 8601 time"),
     ({"timestamp": "1850-06-01T00:00:00+00:00"}, "is before 1900-01-01"),
     ({"dialog_ids": "D1:1"}, "dialog_ids must be a list"),
@@ -94,8 +96,13 @@ def test_a_rejected_turn_leaves_nothing_for_the_next_turns_of_a_served_thread(ct
     config = {"configurable": {"thread_id": "served"}}
     graph.invoke({"user_input": GOOD, "user_id": "s"}, config, context=ctx)
     memory_before = json.dumps(services.store.open("s").export(), sort_keys=True, default=str)
-    for bad in ({"timestamp": "not a time"}, {"speaker": 7}, {"force_level": "extreme"},
-                {"force_level": "high", "target_ids": ["m-000000000000"]}, {"user_input": "oops \udc80"}):
+    for bad in (
+        {"timestamp": "not a time"},
+        {"speaker": 7},
+        {"force_level": "extreme"},
+        {"force_level": "high", "target_ids": ["m-000000000000"]},
+        {"user_input": "oops \udc80"},
+    ):
         with pytest.raises(ValueError):
             graph.invoke({"user_input": "Honey harvest is next week.", "user_id": "s", **bad}, config, context=ctx)
     assert json.dumps(services.store.open("s").export(), sort_keys=True, default=str) == memory_before
@@ -115,12 +122,17 @@ def test_search_needs_a_positive_top_k(pcm):
 
 
 def test_entity_extraction_is_bounded_on_pathological_text():
-    rare = "".join(chr(0x4E00 + (i * 7919) % 20901) for i in range(20000))     # characters jieba mostly lacks
-    extract_entities("我住在上海。")    # jieba loads its dictionary on first use: not what is timed here
+    rare = "".join(chr(0x4E00 + (i * 7919) % 20901) for i in range(20000))  # characters jieba mostly lacks
+    extract_entities("我住在上海。")  # jieba loads its dictionary on first use: not what is timed here
     started = time.perf_counter()
     extract_entities(rare)
     assert time.perf_counter() - started < 2.0
-    assert extract_entities("我叫李明，住在上海，在阿里巴巴工作。I use FastAPI.")[:4] == ["李明", "上海", "阿里巴巴", "FastAPI"]
+    assert extract_entities("我叫李明，住在上海，在阿里巴巴工作。I use FastAPI.")[:4] == [
+        "李明",
+        "上海",
+        "阿里巴巴",
+        "FastAPI",
+    ]
 
 
 runner = CliRunner()
@@ -133,15 +145,26 @@ def test_ingest_errors_are_one_line(tmp_path, monkeypatch):
     nested = tmp_path / "nested.json"
     nested.write_text("[" * 100_000 + "]" * 100_000)
     locomo = tmp_path / "conv-x.json"
-    locomo.write_text(json.dumps({"speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
-                                  "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "Hi"},
-                                                {"speaker": "Bo", "text": "Hello"}], "qa": []}))
+    locomo.write_text(
+        json.dumps(
+            {
+                "speaker_a": "Ann",
+                "speaker_b": "Bo",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "Hi"}, {"speaker": "Bo", "text": "Hello"}],
+                "qa": [],
+            }
+        )
+    )
     big = tmp_path / "big.json"
     big.write_text(json.dumps([{"role": "user", "content": "hello"}] * 12_000))
-    monkeypatch.setattr("pcm.ingest.MAX_FILE_BYTES", 300_000)      # the real cap is 20 MB
-    expected = {folder: "is a folder", nested: "nested too deeply",
-                locomo: "conversation conv-x: session 1, turn 2: missing 'dia_id'",
-                big: "pcm ingest reads files of at most 300,000 bytes"}
+    monkeypatch.setattr("pcm.ingest.MAX_FILE_BYTES", 300_000)  # the real cap is 20 MB
+    expected = {
+        folder: "is a folder",
+        nested: "nested too deeply",
+        locomo: "conversation conv-x: session 1, turn 2: missing 'dia_id'",
+        big: "pcm ingest reads files of at most 300,000 bytes",
+    }
     for path, message in expected.items():
         result = runner.invoke(app, ["ingest", str(path), "--data-dir", data])
         assert result.exit_code == 2, result.output
@@ -176,7 +199,7 @@ def test_a_far_future_turn_cannot_decay_the_other_memories(pcm):
     assert hypotheses
     with pytest.raises(ValueError, match="ahead of this server's clock by more than 24 hours"):
         pcm.process("Time travel is fun.", user_id="f", timestamp="9999-12-31T23:59:59")
-    soon = (utcnow() + timedelta(hours=2)).isoformat()               # within the allowed skew
+    soon = (utcnow() + timedelta(hours=2)).isoformat()  # within the allowed skew
     pcm.process("My sister visits next week.", user_id="f", timestamp=soon)
     after = {n.id: n.weight for n in pcm.memory("f").nodes(types=[NodeType.HYPOTHESIS]) if n.id in hypotheses}
     assert all(after[i] >= w * 0.99 for i, w in hypotheses.items()), (hypotheses, after)
@@ -203,8 +226,20 @@ def test_as_of_out_of_range_is_a_clear_error(pcm):
     for moment in ("0001-01-01T00:00:00+05:00", "9999-12-31T23:00:00-05:00"):
         with pytest.raises(ValueError, match="as_of .* is not an ISO 8601 time that UTC can hold"):
             pcm.search("bees", user_id="a", as_of=moment)
-    result = runner.invoke(app, ["memory", "show", "m-0", "--data-dir", pcm.ctx.data_dir, "--user", "a",
-                                 "--as-of", "0001-01-01T00:00:00+05:00"])
+    result = runner.invoke(
+        app,
+        [
+            "memory",
+            "show",
+            "m-0",
+            "--data-dir",
+            pcm.ctx.data_dir,
+            "--user",
+            "a",
+            "--as-of",
+            "0001-01-01T00:00:00+05:00",
+        ],
+    )
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
 
 
@@ -212,13 +247,27 @@ def test_ingest_keeps_messages_whose_ids_were_used_before(tmp_path):
     """A second export whose ids restart at 1 used to lose all its messages as "already stored"."""
     data = str(tmp_path / "data")
     first, second = tmp_path / "first.json", tmp_path / "second.json"
-    first.write_text(json.dumps([{"id": i, "role": "user", "content": text} for i, text in
-                                 enumerate(["I adopted a cat named Miso.", "I work at a bakery.",
-                                            "My favourite colour is teal."], 1)]))
-    second.write_text(json.dumps([{"id": i, "role": "user", "content": text} for i, text in
-                                  enumerate(["I bought a red kayak.", "My brother lives in Oslo.",
-                                             "I play chess on Sundays."], 1)]))
-    for path in (first, second, second):                              # the last: a resumed run of the second
+    first.write_text(
+        json.dumps(
+            [
+                {"id": i, "role": "user", "content": text}
+                for i, text in enumerate(
+                    ["I adopted a cat named Miso.", "I work at a bakery.", "My favourite colour is teal."], 1
+                )
+            ]
+        )
+    )
+    second.write_text(
+        json.dumps(
+            [
+                {"id": i, "role": "user", "content": text}
+                for i, text in enumerate(
+                    ["I bought a red kayak.", "My brother lives in Oslo.", "I play chess on Sundays."], 1
+                )
+            ]
+        )
+    )
+    for path in (first, second, second):  # the last: a resumed run of the second
         result = runner.invoke(app, ["ingest", str(path), "--data-dir", data, "--user", "ids"])
         assert result.exit_code == 0, result.output
     assert "3 messages reuse ids stored before with other text (1, 2, 3)" not in result.stderr
@@ -234,8 +283,14 @@ def test_ingest_reports_reused_ids(tmp_path):
 
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     first.write_text(json.dumps([{"id": "a", "role": "user", "content": "I adopted a cat named Miso."}]))
-    second.write_text(json.dumps([{"id": "a", "role": "user", "content": "I bought a red kayak."},
-                                  {"id": "b", "role": "user", "content": "I play chess on Sundays."}]))
+    second.write_text(
+        json.dumps(
+            [
+                {"id": "a", "role": "user", "content": "I bought a red kayak."},
+                {"id": "b", "role": "user", "content": "I play chess on Sundays."},
+            ]
+        )
+    )
     from pcm.config import load_context
 
     ctx = load_context(data_dir=str(tmp_path / "data"))
@@ -253,9 +308,11 @@ def test_ingest_encoding_errors_name_the_line(tmp_path):
     latin.write_bytes(b'[{"role": "user", "content": "hello"},\n {"role": "user", "content": "caf\xe9"}]')
     bad_id = tmp_path / "bad-id.json"
     bad_id.write_text('[{"role": "user", "content": "hello", "id": "x\\udc80"}]')
-    expected = {lone: "line 2: the escape \\ud800 is half of a UTF-16 surrogate pair",
-                latin: "line 2 is not valid UTF-8 (byte 72); save the file as UTF-8",
-                bad_id: "line 1: the escape \\udc80 is half of a UTF-16 surrogate pair"}
+    expected = {
+        lone: "line 2: the escape \\ud800 is half of a UTF-16 surrogate pair",
+        latin: "line 2 is not valid UTF-8 (byte 72); save the file as UTF-8",
+        bad_id: "line 1: the escape \\udc80 is half of a UTF-16 surrogate pair",
+    }
     for path, message in expected.items():
         result = runner.invoke(app, ["ingest", str(path), "--data-dir", str(tmp_path / "data")])
         assert result.exit_code == 2 and message in result.stderr, result.output

@@ -11,11 +11,19 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import pcm.llm as llm_module
+import pcm.llm.calls as llm_calls
 from pcm.api import PCM
 from pcm.config import PCMContext, load_context, resolve_context
-from pcm.llm import (CircuitBreaker, ExtractedFacts, HypothesisDraft, IntentJudgement, LLMClient, RelationJudgement,
-                     check_text, parse_reply)
+from pcm.llm import (
+    CircuitBreaker,
+    ExtractedFacts,
+    HypothesisDraft,
+    IntentJudgement,
+    LLMClient,
+    RelationJudgement,
+    check_text,
+    parse_reply,
+)
 from pcm.perception.intent import with_topics
 from pcm.services import Services
 
@@ -27,38 +35,47 @@ def fake(*replies, **kwargs) -> LLMClient:
 RELATION = {"relation": "novel", "conflict_score": 0.2, "conflicting_ids": [], "supported_ids": [], "reason": "new"}
 
 
-@pytest.mark.parametrize("reply", [
-    json.dumps(RELATION),
-    f"```json\n{json.dumps(RELATION)}\n```",
-    f"Sure! Here is my answer:\n{json.dumps(RELATION)}\nI hope this helps {{:)}}",
-    f'{{"note": "a first object of another shape"}} and then {json.dumps(RELATION)}',
-    f"```\n{json.dumps(RELATION, indent=2)}\n```\nThat is all.",
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        json.dumps(RELATION),
+        f"```json\n{json.dumps(RELATION)}\n```",
+        f"Sure! Here is my answer:\n{json.dumps(RELATION)}\nI hope this helps {{:)}}",
+        f'{{"note": "a first object of another shape"}} and then {json.dumps(RELATION)}',
+        f"```\n{json.dumps(RELATION, indent=2)}\n```\nThat is all.",
+    ],
+)
 def test_json_is_found_bare_fenced_or_between_prose(reply):
     assert parse_reply(RelationJudgement, reply).relation == "novel"
 
 
-@pytest.mark.parametrize("reply,problem", [
-    ("I think it is novel.", "no JSON object"),
-    ('{"relation": "maybe", "conflict_score": 0.2}', "relation"),
-    ('{"relation": "novel", "conflict_score": 7}', "conflict_score"),
-    ('{"properties": {"relation": {"type": "string"}}}', "relation"),      # the schema echoed back
-    ('{"relation": "novel", "conflict_score": 0.2', "no JSON object"),       # cut short
-])
+@pytest.mark.parametrize(
+    "reply,problem",
+    [
+        ("I think it is novel.", "no JSON object"),
+        ('{"relation": "maybe", "conflict_score": 0.2}', "relation"),
+        ('{"relation": "novel", "conflict_score": 7}', "conflict_score"),
+        ('{"properties": {"relation": {"type": "string"}}}', "relation"),  # the schema echoed back
+        ('{"relation": "novel", "conflict_score": 0.2', "no JSON object"),  # cut short
+    ],
+)
 def test_replies_that_fail_validation_say_why(reply, problem):
     with pytest.raises(ValueError, match=problem):
         parse_reply(RelationJudgement, reply)
 
 
-@pytest.mark.parametrize("schema,reply", [
-    (HypothesisDraft, '{"monologue": "hm", "hypothesis": "{\\"nested\\": 1}", "evidence_keywords": []}'),
-    (HypothesisDraft, '{"monologue": "hm", "hypothesis": "   ", "evidence_keywords": []}'),
-    (ExtractedFacts, '{"facts": [{"turn": 1, "fact": "```json {} ```"}]}'),
-    (ExtractedFacts, '{"facts": [{"turn": 0, "fact": "Alice likes tea."}]}'),
-    (ExtractedFacts, '{"facts": ["Alice likes tea."]}'),
-    (IntentJudgement, '{"distribution": {"Coding": -1, "Casual": 0.5}}'),
-    (IntentJudgement, '{"distribution": {"Coding": 0, "Casual": 0}}'),
-])
+@pytest.mark.parametrize(
+    "schema,reply",
+    [
+        (HypothesisDraft, '{"monologue": "hm", "hypothesis": "{\\"nested\\": 1}", "evidence_keywords": []}'),
+        (HypothesisDraft, '{"monologue": "hm", "hypothesis": "   ", "evidence_keywords": []}'),
+        (ExtractedFacts, '{"facts": [{"turn": 1, "fact": "```json {} ```"}]}'),
+        (ExtractedFacts, '{"facts": [{"turn": 0, "fact": "Alice likes tea."}]}'),
+        (ExtractedFacts, '{"facts": ["Alice likes tea."]}'),
+        (IntentJudgement, '{"distribution": {"Coding": -1, "Casual": 0.5}}'),
+        (IntentJudgement, '{"distribution": {"Coding": 0, "Casual": 0}}'),
+    ],
+)
 def test_what_would_become_memory_is_validated_as_text(schema, reply):
     with pytest.raises(ValueError):
         parse_reply(schema, reply)
@@ -66,8 +83,16 @@ def test_what_would_become_memory_is_validated_as_text(schema, reply):
 
 def test_check_text_rejects_blobs_surrogates_and_empty_replies():
     assert check_text("  Noted, thanks!  ") == "Noted, thanks!"
-    for bad in ("", "   ", '{"reply": "hi"}', "[1, 2]", "```python\nprint()```", "a\x00b", "bad \ud800 text",
-                "x" * 5000):
+    for bad in (
+        "",
+        "   ",
+        '{"reply": "hi"}',
+        "[1, 2]",
+        "```python\nprint()```",
+        "a\x00b",
+        "bad \ud800 text",
+        "x" * 5000,
+    ):
         with pytest.raises(ValueError):
             check_text(bad)
 
@@ -83,12 +108,12 @@ def test_a_malformed_reply_is_retried_with_feedback_then_given_up():
 
 
 def test_a_model_that_mostly_fails_the_format_is_not_asked_twice():
-    llm = fake(*(["not json"] * 30), breaker=CircuitBreaker(100))     # invalid replies would open the default one
+    llm = fake(*(["not json"] * 30), breaker=CircuitBreaker(100))  # invalid replies would open the default one
     for _ in range(6):
         llm.structured(RelationJudgement, "judge", "text")
     calls_before = llm.usage.calls
     llm.structured(RelationJudgement, "judge", "text")
-    assert llm.usage.calls == calls_before + 1      # no retry once most recent replies were invalid
+    assert llm.usage.calls == calls_before + 1  # no retry once most recent replies were invalid
 
 
 def test_free_text_that_fails_validation_is_not_returned():
@@ -119,7 +144,7 @@ def test_transport_failures_are_counted_retried_and_logged_in_one_line(caplog):
     assert llm.usage.calls == 2 and llm.usage.failures == 1 and llm.usage.invalid == 0
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "\n" not in warnings[0].getMessage() and warnings[0].exc_info is None
-    assert any(r.exc_info for r in caplog.records if r.levelno == logging.DEBUG)   # the traceback, at debug only
+    assert any(r.exc_info for r in caplog.records if r.levelno == logging.DEBUG)  # the traceback, at debug only
 
 
 def test_circuit_breaker_opens_cools_down_and_lets_one_trial_through():
@@ -132,8 +157,8 @@ def test_circuit_breaker_opens_cools_down_and_lets_one_trial_through():
     assert breaker.state == "open" and breaker.wait_time() == pytest.approx(30)
     now[0] += 30.5
     assert breaker.state == "half-open"
-    assert breaker.wait_time() == 0                  # the trial call
-    assert breaker.wait_time() > 0                   # no second call while the trial runs
+    assert breaker.wait_time() == 0  # the trial call
+    assert breaker.wait_time() > 0  # no second call while the trial runs
     breaker.record_failure()
     assert breaker.state == "open"
     now[0] += 31
@@ -156,14 +181,14 @@ def test_an_open_circuit_and_a_passed_deadline_skip_calls_without_sending():
     llm.breaker.record_failure(retry_after=60)
     assert llm.structured(RelationJudgement, "judge", "text") is None
     assert llm.usage.calls == 0 and llm.usage.skipped == 1
-    late = fake("never sent").for_turn(0.0)                 # the turn's LLM time is spent
+    late = fake("never sent").for_turn(0.0)  # the turn's LLM time is spent
     assert late.complete("system", "hello") is None and late.usage.skipped == 1 and late.usage.calls == 0
 
 
 def test_the_budget_counts_time_spent_on_the_llm_only():
     llm = fake("first", "second").for_turn(10.0)
     llm.complete("s", "u")
-    time.sleep(0.2)                                          # offline work does not use the budget
+    time.sleep(0.2)  # offline work does not use the budget
     assert 0 < llm.usage.seconds < 0.2 and llm._remaining() > 9.8
     assert llm.complete("s", "u") == "second"
 
@@ -195,7 +220,7 @@ def test_invalid_replies_are_breaker_failures_and_only_a_valid_one_closes_it():
     assert llm.structured(RelationJudgement, "judge", "text") is None
     assert llm.usage.calls == 2 and llm.usage.skipped == 1
     now[0] += 61
-    assert llm.structured(RelationJudgement, "judge", "text").relation == "novel"    # the half-open trial
+    assert llm.structured(RelationJudgement, "judge", "text").relation == "novel"  # the half-open trial
     assert llm.breaker.state == "closed" and llm.breaker.failures == 0
 
 
@@ -215,7 +240,7 @@ def test_a_valid_reply_that_uses_up_the_turn_is_a_breaker_failure_and_a_timely_o
     model = SlowModel(delay=0.2, messages=iter([AIMessage(content="first"), AIMessage(content="second")]))
     llm = LLMClient(model, max_retries=0, breaker=CircuitBreaker(5, 60))
     llm.breaker.record_failure()
-    late = llm.for_turn(0.24)                  # replies with < 0.05 s of the turn left (or past it)
+    late = llm.for_turn(0.24)  # replies with < 0.05 s of the turn left (or past it)
     late.complete("s", "u")
     assert late.usage.calls == 1 and llm.breaker.failures == 2
     timely = llm.for_turn(5.0)
@@ -223,15 +248,19 @@ def test_a_valid_reply_that_uses_up_the_turn_is_a_breaker_failure_and_a_timely_o
 
 
 def test_late_calls_hold_at_most_max_calls_in_flight_threads(monkeypatch):
-    monkeypatch.setattr(llm_module, "_CALL_SLOTS", threading.BoundedSemaphore(2))
+    monkeypatch.setattr(llm_calls, "_CALL_SLOTS", threading.BoundedSemaphore(2))
     running = lambda: sum(t.name == "pcm-llm-call" for t in threading.enumerate())  # noqa: E731
     before = running()
-    llm = LLMClient(SlowModel(delay=1.0, messages=iter([AIMessage(content="late")] * 4)), timeout=0.1, max_retries=0,
-                    breaker=CircuitBreaker(100))
+    llm = LLMClient(
+        SlowModel(delay=1.0, messages=iter([AIMessage(content="late")] * 4)),
+        timeout=0.1,
+        max_retries=0,
+        breaker=CircuitBreaker(100),
+    )
     for _ in range(4):
         assert llm.complete("s", "u") is None
     assert llm.usage.calls == llm.usage.failures == 4
-    assert running() - before <= 2            # the last two were not started: no slot within their timeout
+    assert running() - before <= 2  # the last two were not started: no slot within their timeout
 
 
 def test_topics_join_the_domains_and_are_bounded():
@@ -261,17 +290,22 @@ def test_served_context_overrides_only_the_fields_it_changes(monkeypatch, tmp_pa
     monkeypatch.setenv("PCM_DATA_DIR", str(tmp_path / "from-env"))
     monkeypatch.setenv("PCM_TOP_K", "7")
     monkeypatch.setenv("PCM_LLM_REPLY", "false")
-    served = resolve_context(PCMContext())                  # what the server builds from an empty context
+    served = resolve_context(PCMContext())  # what the server builds from an empty context
     assert served.data_dir == str(tmp_path / "from-env") and served.top_k == 7 and served.llm_reply is False
-    studio = resolve_context({"top_k": 3, "data_dir": "./data"})   # Studio sends defaults too
+    studio = resolve_context({"top_k": 3, "data_dir": "./data"})  # Studio sends defaults too
     assert studio.top_k == 3 and studio.data_dir == str(tmp_path / "from-env")
     assert resolve_context(None).top_k == 7
-    explicit = load_context(data_dir=str(tmp_path / "explicit"))   # complete: used as it is
+    explicit = load_context(data_dir=str(tmp_path / "explicit"))  # complete: used as it is
     assert resolve_context(explicit) is explicit
     assert resolve_context(explicit.replace(top_k=4)).data_dir == str(tmp_path / "explicit")
-    for setting, value in (("llm_base_url", "http://127.0.0.1:9/v1"), ("data_dir", str(tmp_path / "caller")),
-                           ("calibration_file", "/etc/passwd"), ("max_input_chars", 5), ("eta", 0.9)):
+    for setting, value in (
+        ("llm_base_url", "http://127.0.0.1:9/v1"),
+        ("data_dir", str(tmp_path / "caller")),
+        ("calibration_file", "/etc/passwd"),
+        ("max_input_chars", 5),
+        ("eta", 0.9),
+    ):
         with pytest.raises(ValueError, match=f"the run context may not set {setting}"):
-            resolve_context({setting: value})                     # a caller's context: refused
-    trusted = resolve_context(PCMContext(data_dir=str(tmp_path / "app")), trusted=True)   # the app's own code
+            resolve_context({setting: value})  # a caller's context: refused
+    trusted = resolve_context(PCMContext(data_dir=str(tmp_path / "app")), trusted=True)  # the app's own code
     assert trusted.data_dir == str(tmp_path / "app") and trusted.top_k == 7

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
+from servers import ROOT
 
 from evals.bench.locomo import _answer, answerable
 from evals.bench.metrics import aggregate
@@ -23,7 +24,6 @@ from pcm.llm_server import LocalLLMServer
 from pcm.model_files import model_cache, prepare_model
 from pcm.models import NodeType
 from pcm.services import Services
-from servers import ROOT
 
 pytestmark = pytest.mark.llm_server
 LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo" / "conv-26.json"
@@ -68,20 +68,30 @@ def is_valid_text(text: str) -> bool:
 
 
 def test_turns_over_the_real_wire_and_only_valid_replies_become_memory(ctx, local_llm):
-    ctx = ctx.replace(**local_llm.settings(), **PATIENT, llm_intent_confidence=1.0, token_budget=30, eviction_size=1,
-                      llm_fact_batch=4)
+    ctx = ctx.replace(
+        **local_llm.settings(), **PATIENT, llm_intent_confidence=1.0, token_budget=30, eviction_size=1, llm_fact_batch=4
+    )
     services, recorder = llm_services(ctx, local_llm)
     pcm = PCM(ctx, services, checkpointer=InMemorySaver())
-    outs = [pcm.process("I work at Google as a software engineer on the search team.", user_id="e2e"),
-            pcm.process("First week at Microsoft is going great, the onboarding is smooth.", user_id="e2e",
-                        force_level="high"),
-            pcm.process("I've started reading about Kubernetes operators on weekends.", user_id="e2e",
-                        force_level="medium")]
+    outs = [
+        pcm.process("I work at Google as a software engineer on the search team.", user_id="e2e"),
+        pcm.process(
+            "First week at Microsoft is going great, the onboarding is smooth.", user_id="e2e", force_level="high"
+        ),
+        pcm.process(
+            "I've started reading about Kubernetes operators on weekends.", user_id="e2e", force_level="medium"
+        ),
+    ]
     pcm.flush("e2e")
     asked = " ".join(recorder.prompts)
-    for marker in ("Classify the user's message", "Decide how the new message relates", "testable hypothesis",
-                   "Extract the atomic facts", "helpful assistant with a long-term memory"):
-        assert marker in asked, marker                    # intent, relation, hypothesis, facts, reply
+    for marker in (
+        "Classify the user's message",
+        "Decide how the new message relates",
+        "testable hypothesis",
+        "Extract the atomic facts",
+        "helpful assistant with a long-term memory",
+    ):
+        assert marker in asked, marker  # intent, relation, hypothesis, facts, reply
     usage = services.llm.usage
     assert usage.calls == len(recorder.prompts) >= 9 and usage.input_tokens > 0 and usage.output_tokens > 0
     assert sum(out["llm_usage"]["calls"] for out in outs) <= usage.calls
@@ -105,8 +115,9 @@ def test_locomo_qa_slice_with_exact_match_f1_and_judge(ctx, local_llm):
     turns = conversation.turns[:16]
     offline = PCM(ctx, checkpointer=InMemorySaver())
     for turn in turns:
-        offline.process(turn.full_text, user_id=f"locomo-{conversation.sample_id}", speaker=turn.speaker,
-                        dialog_ids=[turn.dia_id])
+        offline.process(
+            turn.full_text, user_id=f"locomo-{conversation.sample_id}", speaker=turn.speaker, dialog_ids=[turn.dia_id]
+        )
     turn_ids = {t.dia_id for t in turns}
     assert len(answerable(conversation, turn_ids)) >= 3
     llm_ctx = ctx.replace(**local_llm.settings(), **PATIENT)
@@ -141,7 +152,8 @@ def test_serve_llm_command_prints_the_settings_and_sigterm_stops_its_server(loca
     try:
         lines = [process.stdout.readline().strip() for _ in range(2)]
         assert lines[0].startswith("export PCM_LLM_BASE_URL=http://127.0.0.1:") and lines[1].startswith(
-            "export PCM_LLM_MODEL=")
+            "export PCM_LLM_MODEL="
+        )
         base_url = lines[0].split("=", 1)[1]
         assert httpx.get(base_url.removesuffix("/v1") + "/health", timeout=5).status_code == 200
         process.send_signal(signal.SIGTERM)
@@ -160,7 +172,10 @@ def test_surprise_model_loads_the_converted_folder_with_the_ggufs_exact_scores(c
     folder, gguf_file = surprise_model_source(ctx)
     assert folder == str(prepare_model(model_cache())) and gguf_file == ""
     converted, original = CausalLMScorer(folder), CausalLMScorer(*default_language_model())
-    for text, context in [("Grilled a steak for dinner tonight.", "I'm a vegetarian."), ("我搬到了上海。", "我住在北京。")]:
+    for text, context in [
+        ("Grilled a steak for dinner tonight.", "I'm a vegetarian."),
+        ("我搬到了上海。", "我住在北京。"),
+    ]:
         assert converted.nll(text, context) == original.nll(text, context)
     assert converted.start_id == original.start_id
     # a configured cache folder is used as given; an unwritable one falls back to the GGUF itself

@@ -23,11 +23,17 @@ from pcm.services import Services
 
 def tiny_spec(**changes):
     """A two-dimensional head: cosine and the statement's change-cue count decide the relation."""
-    spec = {"features": ["cosine", "cues"], "labels": list(RELATIONS), "dimension": 2,
-            "mean": [0.0] * 9, "scale": [1.0] * 9,
-            # consistent ← high cosine; contradiction ← change cues; novel ← low cosine
-            "coef": [[4.0] + [0.0] * 8, [-4.0] + [0.0] * 8, [0.0, 6.0] + [0.0] * 7],
-            "intercept": [0.0, 0.0, -1.0], "thresholds": {"contradiction": 0.6, "consistent": 0.5}}
+    spec = {
+        "features": ["cosine", "cues"],
+        "labels": list(RELATIONS),
+        "dimension": 2,
+        "mean": [0.0] * 9,
+        "scale": [1.0] * 9,
+        # consistent ← high cosine; contradiction ← change cues; novel ← low cosine
+        "coef": [[4.0] + [0.0] * 8, [-4.0] + [0.0] * 8, [0.0, 6.0] + [0.0] * 7],
+        "intercept": [0.0, 0.0, -1.0],
+        "thresholds": {"contradiction": 0.6, "consistent": 0.5},
+    }
     spec.update(changes)
     return spec
 
@@ -36,8 +42,10 @@ def test_relation_model_computes_softmax_of_the_standardised_features():
     model = RelationModel(tiny_spec())
     u = np.asarray([1.0, 0.0])
     same, other = np.asarray([1.0, 0.0]), np.asarray([0.0, 1.0])
-    routine, change = model.judge(np.stack([u, u]), same, ["I cook", "I cook"], "I cook again")[0], \
-        model.judge(np.stack([u]), other, ["I live in Lyon"], "I moved to Porto")[0]
+    routine, change = (
+        model.judge(np.stack([u, u]), same, ["I cook", "I cook"], "I cook again")[0],
+        model.judge(np.stack([u]), other, ["I live in Lyon"], "I moved to Porto")[0],
+    )
     assert sum(routine.values()) == pytest.approx(1.0)
     logits = np.asarray([4.0, -4.0, -1.0])
     assert routine["consistent"] == pytest.approx(np.exp(logits[0]) / np.exp(logits).sum())
@@ -63,14 +71,23 @@ def test_the_bilinear_block_pairs_what_the_memory_is_about_with_what_the_stateme
     # contradiction ← a₀·b₁ ("the memory is about diet, the statement about meat"), which no
     # dimension-by-dimension product u ⊙ v can express
     basis = {"mean": [0.0, 0.0, 0.0], "components": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]}
-    spec = {"features": ["bilinear"], "labels": list(RELATIONS), "dimension": 3, "basis": basis,
-            "mean": [0.0] * 4, "scale": [1.0] * 4,
-            "coef": [[0.0] * 4, [0.0] * 4, [0.0, 8.0, 0.0, 0.0]], "intercept": [0.0, 1.0, -2.0]}
+    spec = {
+        "features": ["bilinear"],
+        "labels": list(RELATIONS),
+        "dimension": 3,
+        "basis": basis,
+        "mean": [0.0] * 4,
+        "scale": [1.0] * 4,
+        "coef": [[0.0] * 4, [0.0] * 4, [0.0, 8.0, 0.0, 0.0]],
+        "intercept": [0.0, 1.0, -2.0],
+    }
     model = RelationModel(spec)
     diet, meat, other = np.asarray([1.0, 0.0, 0.0]), np.asarray([0.0, 1.0, 0.0]), np.asarray([0.0, 0.0, 1.0])
     assert model.basis.rank == 2
-    assert max(model.judge(np.stack([diet]), meat, ["I'm vegan"], "Grilled a ribeye")[0].items(),
-               key=lambda kv: kv[1])[0] == "contradiction"
+    assert (
+        max(model.judge(np.stack([diet]), meat, ["I'm vegan"], "Grilled a ribeye")[0].items(), key=lambda kv: kv[1])[0]
+        == "contradiction"
+    )
     assert model.judge(np.stack([meat]), diet, ["Grilled a ribeye"], "I'm vegan")[0]["contradiction"] < 0.2
     assert model.judge(np.stack([diet]), other, ["I'm vegan"], "Lovely weather")[0]["contradiction"] < 0.2
     with pytest.raises(ValueError, match="basis"):
@@ -100,25 +117,38 @@ def test_shipped_relation_model_loads_and_judges_with_the_shipped_encoder(ctx):
     embedder = Services(ctx).embedder
     assert model.dimension == embedder.dimension and set(spec["thresholds"]) >= {"contradiction", "consistent"}
     memory = "I'm a dentist at a small practice in Leeds."
-    statements = ["Had three root canals back to back this morning.",
-                  "I quit dentistry last year and I teach high school chemistry now."]
+    statements = [
+        "Had three root canals back to back this morning.",
+        "I quit dentistry last year and I teach high school chemistry now.",
+    ]
     vectors = embedder.encode([memory, *statements])
-    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s)[0]
-                for i, s in enumerate(statements)]
+    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s)[0] for i, s in enumerate(statements)]
     assert all(sum(v[r] for r in RELATIONS) == pytest.approx(1.0) for v in verdicts)
     assert [max(RELATIONS, key=v.get) for v in verdicts] == ["consistent", "contradiction"]
 
 
 def retrieved(node_id, content, similarity):
-    return RetrievedMemory(id=node_id, content=content, type=NodeType.FACT, domain="Personal", weight=0.6,
-                           similarity=similarity, intent_relevance=1.0, score=similarity * 0.6)
+    return RetrievedMemory(
+        id=node_id,
+        content=content,
+        type=NodeType.FACT,
+        domain="Personal",
+        weight=0.6,
+        similarity=similarity,
+        intent_relevance=1.0,
+        score=similarity * 0.6,
+    )
 
 
 def test_correction_supersedes_the_memories_judged_contradicted_not_the_most_similar(ctx):
-    memories = [retrieved("m-pets", "I have two cats at home.", 0.62),
-                retrieved("m-diet", "I'm a vegetarian and cook lentils a lot.", 0.41)]
-    relations = {"m-pets": {"consistent": 0.3, "novel": 0.6, "contradiction": 0.1},
-                 "m-diet": {"consistent": 0.1, "novel": 0.1, "contradiction": 0.8}}
+    memories = [
+        retrieved("m-pets", "I have two cats at home.", 0.62),
+        retrieved("m-diet", "I'm a vegetarian and cook lentils a lot.", 0.41),
+    ]
+    relations = {
+        "m-pets": {"consistent": 0.3, "novel": 0.6, "contradiction": 0.1},
+        "m-diet": {"consistent": 0.1, "novel": 0.1, "contradiction": 0.8},
+    }
     assert [m.id for m in find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.5)] == ["m-diet"]
     # no verdict reaches τ (another path called it a contradiction), or no verdicts: the most similar fact
     assert find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.9)[0].id == "m-pets"
@@ -151,12 +181,21 @@ def test_common_words_are_not_evidence_keywords(services_graph):
 def test_a_common_word_does_not_confirm_a_hypothesis(services_graph, ctx):
     graph, info = services_graph
     moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    hypothesis = MemoryNode(content="Possibly the user is taking up: AI research", type=NodeType.HYPOTHESIS,
-                            domain="Academic", weight=0.4, created_at=moment, updated_at=moment,
-                            last_accessed=moment, keywords=["lately", "learning", "transformers"])
+    hypothesis = MemoryNode(
+        content="Possibly the user is taking up: AI research",
+        type=NodeType.HYPOTHESIS,
+        domain="Academic",
+        weight=0.4,
+        created_at=moment,
+        updated_at=moment,
+        last_accessed=moment,
+        keywords=["lately", "learning", "transformers"],
+    )
     graph.add_node(hypothesis, reason="test", agent="test")
     assert hypothesis.id not in supported_memories(graph, info("Lately I have been learning to bake bread."), [], ctx)
-    assert hypothesis.id in supported_memories(graph, info("Fine-tuned two transformers on my laptop tonight."), [], ctx)
+    assert hypothesis.id in supported_memories(
+        graph, info("Fine-tuned two transformers on my laptop tonight."), [], ctx
+    )
 
 
 def test_hypotheses_decay_on_every_turn_not_only_maintenance(ctx):
@@ -180,6 +219,7 @@ def services_graph(ctx):
 
     def info(text):
         return TurnInfo(text=text, turn=1, thread_id=None, timestamp=datetime(2024, 5, 2, tzinfo=timezone.utc))
+
     return graph, info
 
 
@@ -193,8 +233,17 @@ def test_maintenance_reinforces_a_fact_by_how_sure_the_input_confirms_it(ctx):
     out = pcm.process(text, user_id="r")
     reinforced = [c for c in out["changes"] if c["node_id"] == fact.id]
     assert out["agent"] == "maintenance" and len(reinforced) == 1
-    judged = RetrievedMemory(id=fact.id, content=fact.content, type=fact.type, domain=fact.domain,
-                             weight=fact.weight, similarity=1.0, intent_relevance=1.0, score=fact.weight, via="search")
+    judged = RetrievedMemory(
+        id=fact.id,
+        content=fact.content,
+        type=fact.type,
+        domain=fact.domain,
+        weight=fact.weight,
+        similarity=1.0,
+        intent_relevance=1.0,
+        score=fact.weight,
+        via="search",
+    )
     p = services.pair_judge(ctx)(text, [judged])[fact.id]["consistent"]
     assert 0.0 < p < 1.0
     assert reinforced[0]["new_weight"] == pytest.approx(reinforce_weight(fact.weight, ctx.eta, p))
@@ -214,18 +263,35 @@ def test_shipped_pair_thresholds_were_chosen_with_the_shipped_calibration():
 def test_profiling_contests_the_facts_judged_likely_contradicted_and_decays_nothing(services_graph, ctx):
     graph, info = services_graph
     moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    diet, pets = (MemoryNode(content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment,
-                             last_accessed=moment) for text in ("I'm a vegetarian.", "I have two cats."))
+    diet, pets = (
+        MemoryNode(
+            content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment, last_accessed=moment
+        )
+        for text in ("I'm a vegetarian.", "I have two cats.")
+    )
     for node in (diet, pets):
         graph.add_node(node, reason="t", agent="t")
-    packet = SurprisalPacket(content="x", scorer="hybrid", s_raw=0.5, retrieval_entropy=0.5, s_eff=0.4,
-                             theta_low=0.3, theta_high=0.7, level="medium",
-                             relations={diet.id: {"consistent": 0.2, "novel": 0.4, "contradiction": 0.4},
-                                        pets.id: {"consistent": 0.3, "novel": 0.6, "contradiction": 0.1}})
+    packet = SurprisalPacket(
+        content="x",
+        scorer="hybrid",
+        s_raw=0.5,
+        retrieval_entropy=0.5,
+        s_eff=0.4,
+        theta_low=0.3,
+        theta_high=0.7,
+        level="medium",
+        relations={
+            diet.id: {"consistent": 0.2, "novel": 0.4, "contradiction": 0.4},
+            pets.id: {"consistent": 0.3, "novel": 0.6, "contradiction": 0.1},
+        },
+    )
     statement = "Grilled a steak for dinner tonight, it was great."
-    observation, changes = apply_profiling(graph, info(statement), [], packet, ctx.replace(contest_threshold=0.25), None)
+    observation, changes = apply_profiling(
+        graph, info(statement), [], packet, ctx.replace(contest_threshold=0.25), None
+    )
     assert [(e.source, e.target, e.weight) for e in graph.edges() if e.relation == "contests"] == [
-        (observation, diet.id, 0.4)]
+        (observation, diet.id, 0.4)
+    ]
     assert graph.node(diet.id).weight == 0.8 and all(c.node_id != diet.id for c in changes)
     apply_profiling(graph, info(statement), [], packet, ctx.replace(contest_threshold=None), None)
     assert len([e for e in graph.edges() if e.relation == "contests"]) == 1
@@ -235,17 +301,29 @@ def test_profiling_never_contests_a_stored_request(services_graph, ctx):
     """A stored question claimed nothing: like `find_conflicts`, a profiling turn leaves it uncontested."""
     graph, info = services_graph
     moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    request, fact = (MemoryNode(content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment,
-                                last_accessed=moment)
-                     for text in ("Can you suggest a vegetarian recipe?", "I'm a vegetarian."))
+    request, fact = (
+        MemoryNode(
+            content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment, last_accessed=moment
+        )
+        for text in ("Can you suggest a vegetarian recipe?", "I'm a vegetarian.")
+    )
     for node in (request, fact):
         graph.add_node(node, reason="t", agent="t")
     verdict = {"consistent": 0.1, "novel": 0.3, "contradiction": 0.6}
-    packet = SurprisalPacket(content="x", scorer="hybrid", s_raw=0.5, retrieval_entropy=0.5, s_eff=0.4,
-                             theta_low=0.3, theta_high=0.7, level="medium",
-                             relations={request.id: verdict, fact.id: verdict})
-    observation, _ = apply_profiling(graph, info("Grilled a steak for dinner tonight."), [], packet,
-                                     ctx.replace(contest_threshold=0.25), None)
+    packet = SurprisalPacket(
+        content="x",
+        scorer="hybrid",
+        s_raw=0.5,
+        retrieval_entropy=0.5,
+        s_eff=0.4,
+        theta_low=0.3,
+        theta_high=0.7,
+        level="medium",
+        relations={request.id: verdict, fact.id: verdict},
+    )
+    observation, _ = apply_profiling(
+        graph, info("Grilled a steak for dinner tonight."), [], packet, ctx.replace(contest_threshold=0.25), None
+    )
     assert [(e.source, e.target) for e in graph.edges() if e.relation == "contests"] == [(observation, fact.id)]
 
 
@@ -264,13 +342,32 @@ def test_a_later_confirmation_overturns_a_supersession_and_gives_the_weight_back
     graph = services.store.open("reaffirm", create=True)
     day = lambda d: datetime(2024, 5, d, tzinfo=timezone.utc)  # noqa: E731
     info = lambda text, d: TurnInfo(text=text, turn=d, thread_id=None, timestamp=day(d))  # noqa: E731
-    fact = MemoryNode(content="I'm passionate about improving education in my community.", type=NodeType.FACT,
-                      weight=0.8, created_at=day(1), updated_at=day(1), last_accessed=day(1))
+    fact = MemoryNode(
+        content="I'm passionate about improving education in my community.",
+        type=NodeType.FACT,
+        weight=0.8,
+        created_at=day(1),
+        updated_at=day(1),
+        last_accessed=day(1),
+    )
     graph.add_node(fact, reason="t", agent="t")
-    packet = SurprisalPacket(content="x", scorer="hybrid", s_raw=0.9, retrieval_entropy=0.1, s_eff=0.8,
-                             theta_low=0.3, theta_high=0.6, level="high")
-    successor, _ = apply_correction(graph, info("Growing up, I saw what poor schools did to my neighbourhood.", 2),
-                                    [retrieved(fact.id, fact.content, 0.7)], packet, ctx)
+    packet = SurprisalPacket(
+        content="x",
+        scorer="hybrid",
+        s_raw=0.9,
+        retrieval_entropy=0.1,
+        s_eff=0.8,
+        theta_low=0.3,
+        theta_high=0.6,
+        level="high",
+    )
+    successor, _ = apply_correction(
+        graph,
+        info("Growing up, I saw what poor schools did to my neighbourhood.", 2),
+        [retrieved(fact.id, fact.content, 0.7)],
+        packet,
+        ctx,
+    )
     decayed = decay_weight(0.8, ctx.beta, 0.8)
     assert graph.node(fact.id).weight == pytest.approx(decayed)
     assert [s for s, _ in standing_supersessions(graph, fact.id)] == [successor]
@@ -295,17 +392,31 @@ def test_a_later_confirmation_overturns_a_supersession_and_gives_the_weight_back
     graph.commit()
     assert [s for s, _ in standing_supersessions(graph.as_of(day(3)), fact.id)] == [successor]
 
-    again, _ = apply_correction(graph, info("I gave up on community work, politics is my thing now.", 6),
-                                [retrieved(fact.id, fact.content, 0.7)], packet, ctx)
+    again, _ = apply_correction(
+        graph,
+        info("I gave up on community work, politics is my thing now.", 6),
+        [retrieved(fact.id, fact.content, 0.7)],
+        packet,
+        ctx,
+    )
     assert [s for s, _ in standing_supersessions(graph, fact.id)] == [again]
 
 
-@pytest.mark.parametrize("fact, revision, later", [
-    ("I live in Paris, in a small flat near the Marais.", "I moved to Berlin last month for a new job.",
-     "Paris museums were great when I lived there, I miss them."),
-    ("I'm a vegetarian and I cook a lot of lentil dishes.", "I started eating meat again, steak is my favourite now.",
-     "I used to make lentil soup every week back when I was vegetarian."),
-])
+@pytest.mark.parametrize(
+    "fact, revision, later",
+    [
+        (
+            "I live in Paris, in a small flat near the Marais.",
+            "I moved to Berlin last month for a new job.",
+            "Paris museums were great when I lived there, I miss them.",
+        ),
+        (
+            "I'm a vegetarian and I cook a lot of lentil dishes.",
+            "I started eating meat again, steak is my favourite now.",
+            "I used to make lentil soup every week back when I was vegetarian.",
+        ),
+    ],
+)
 def test_a_later_mention_of_the_old_state_does_not_reaffirm_a_real_revision(ctx, fact, revision, later):
     """With the shipped models: the revision supersedes the fact, and a later turn about the old
     state (in the past tense) is not judged to confirm it (it may even supersede it again), so the

@@ -21,9 +21,16 @@ def services(ctx):
 
 
 def turn(content, speaker, context=None):
-    return MemoryNode(content=f"{speaker}: {content}", type=NodeType.FACT, weight=0.6, created_at=MOMENT,
-                      updated_at=MOMENT, last_accessed=MOMENT, context=context,
-                      source={"speaker": speaker, "dialog_ids": []})
+    return MemoryNode(
+        content=f"{speaker}: {content}",
+        type=NodeType.FACT,
+        weight=0.6,
+        created_at=MOMENT,
+        updated_at=MOMENT,
+        last_accessed=MOMENT,
+        context=context,
+        source={"speaker": speaker, "dialog_ids": []},
+    )
 
 
 def test_embedding_cache_serves_requests_larger_than_itself_and_mixed_old_and_new(services):
@@ -46,9 +53,11 @@ def test_own_text_is_dated_and_context_text_leads_with_the_preceding_turns():
 
 
 def test_preceding_context_stays_within_the_episode():
-    window = [{"role": "user", "speaker": "A", "content": "last week's talk", "timestamp": "2023-05-01T10:00:00"},
-              {"role": "user", "speaker": "A", "content": "I adopted a greyhound.", "timestamp": "2023-05-08T13:50:00"},
-              {"role": "user", "speaker": "B", "content": "No way!", "timestamp": "2023-05-08T13:55:00"}]
+    window = [
+        {"role": "user", "speaker": "A", "content": "last week's talk", "timestamp": "2023-05-01T10:00:00"},
+        {"role": "user", "speaker": "A", "content": "I adopted a greyhound.", "timestamp": "2023-05-08T13:50:00"},
+        {"role": "user", "speaker": "B", "content": "No way!", "timestamp": "2023-05-08T13:55:00"},
+    ]
     assert preceding_context(window, "2023-05-08T13:56:00", 2, 60) == "A: I adopted a greyhound.\nB: No way!"
     assert preceding_context(window, "2023-05-08T13:56:00", 3, 60) == "A: I adopted a greyhound.\nB: No way!"
     assert preceding_context(window, "2023-05-09T13:56:00", 2, 60) is None
@@ -58,8 +67,11 @@ def test_preceding_context_stays_within_the_episode():
 def test_a_short_reply_is_found_through_the_turn_it_answers(services, ctx):
     graph = services.store.open("pair")
     graph.add_node(turn("I just adopted a retired racing greyhound named Bolt.", "Caroline"), reason="t", agent="t")
-    reply = turn("Yes, and the shelter said she loves long naps on the sofa.", "Caroline",
-                 context="Melanie: Is the greyhound settling in well?")
+    reply = turn(
+        "Yes, and the shelter said she loves long naps on the sofa.",
+        "Caroline",
+        context="Melanie: Is the greyhound settling in well?",
+    )
     graph.add_node(reply, reason="t", agent="t")
     graph.add_node(turn("My pottery class starts again next week.", "Melanie"), reason="t", agent="t")
     query = "How is Caroline's greyhound settling in?"
@@ -76,16 +88,26 @@ def test_a_query_naming_one_speaker_favours_that_speakers_memories(services, ctx
     query = "Where did Melanie go hiking?"
     ranked = retrieve(graph, query, services.embedder.encode_one(query), ctx, expand=False)
     assert [m.id for m in ranked[:2]] == [theirs.id, mine.id]
-    plain = {m.id: m.similarity for m in retrieve(graph, query, services.embedder.encode_one(query),
-                                                    ctx.replace(speaker_weight=0.0), expand=False)}
+    plain = {
+        m.id: m.similarity
+        for m in retrieve(
+            graph, query, services.embedder.encode_one(query), ctx.replace(speaker_weight=0.0), expand=False
+        )
+    }
     boosted = {m.id: m.similarity for m in ranked}
     assert boosted[theirs.id] == pytest.approx(plain[theirs.id] + ctx.speaker_weight * (1 - plain[theirs.id]))
     assert boosted[mine.id] == pytest.approx(plain[mine.id])
     both = "Did Caroline and Melanie go hiking together?"
-    assert {m.id: m.similarity for m in retrieve(graph, both, services.embedder.encode_one(both), ctx,
-                                                 expand=False)} == pytest.approx(
-        {m.id: m.similarity for m in retrieve(graph, both, services.embedder.encode_one(both),
-                                              ctx.replace(speaker_weight=0.0), expand=False)})
+    assert {
+        m.id: m.similarity for m in retrieve(graph, both, services.embedder.encode_one(both), ctx, expand=False)
+    } == pytest.approx(
+        {
+            m.id: m.similarity
+            for m in retrieve(
+                graph, both, services.embedder.encode_one(both), ctx.replace(speaker_weight=0.0), expand=False
+            )
+        }
+    )
 
 
 def test_speakers_named_matches_whole_first_names_only():
@@ -99,17 +121,26 @@ def test_a_processed_turn_is_stored_and_indexed_with_the_turns_before_it(pcm):
     """Through the whole graph, every branch: the memory a turn writes carries its preceding turns
     of the episode (perception stages the window; the evolution step must read the staged one)."""
     when = "2023-05-08T13:56:00"
-    said = [("Caroline", "I adopted a retired racing greyhound last week."),
-            ("Melanie", "No way! What is her name?"),
-            ("Caroline", "Bolt. She sleeps on the sofa all day.")]
+    said = [
+        ("Caroline", "I adopted a retired racing greyhound last week."),
+        ("Melanie", "No way! What is her name?"),
+        ("Caroline", "Bolt. She sleeps on the sofa all day."),
+    ]
     for who, text in said:
         pcm.process(text, user_id="ctx", speaker=who, timestamp=when)
-    pcm.process("Actually Bolt sleeps in her own bed now.", user_id="ctx", speaker="Caroline", timestamp=when,
-                force_level="high")
+    pcm.process(
+        "Actually Bolt sleeps in her own bed now.",
+        user_id="ctx",
+        speaker="Caroline",
+        timestamp=when,
+        force_level="high",
+    )
     context = {n.content: n.context for n in pcm.memory("ctx").nodes(types=[NodeType.FACT])}
     assert context["Caroline: I adopted a retired racing greyhound last week."] is None
     assert context["Melanie: No way! What is her name?"] == "Caroline: I adopted a retired racing greyhound last week."
     assert context["Caroline: Bolt. She sleeps on the sofa all day."] == (
-        "Caroline: I adopted a retired racing greyhound last week.\nMelanie: No way! What is her name?")
+        "Caroline: I adopted a retired racing greyhound last week.\nMelanie: No way! What is her name?"
+    )
     assert context["Caroline: Actually Bolt sleeps in her own bed now."] == (
-        "Melanie: No way! What is her name?\nCaroline: Bolt. She sleeps on the sofa all day.")
+        "Melanie: No way! What is her name?\nCaroline: Bolt. She sleeps on the sofa all day."
+    )

@@ -22,15 +22,16 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 import pcm.nodes.memory as memory_nodes
-import pcm.world.knowledge_graph as knowledge_graph
+import pcm.world.memory_words as memory_words
 from pcm.api import PCM
 from pcm.graph import build_graph
 from pcm.ingest import ingest_turns, read_conversation
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType
 from pcm.services import Services
-from pcm.world.knowledge_graph import NODE_LINK, user_key
+from pcm.world.knowledge_graph import user_key
 from pcm.world.lexical import LexicalIndex
-from pcm.world.records import MemoryBusyError
+from pcm.world.persistence import NODE_LINK
+from pcm.world.user_locks import MemoryBusyError
 
 WORKER = Path(__file__).with_name("storage_worker.py")
 CITIES = ["Oslo", "Lima", "Kyoto", "Porto", "Dakar", "Quito", "Hanoi", "Tunis", "Riga", "Perth", "Cusco", "Turin"]
@@ -40,30 +41,45 @@ TOPICS = ["pottery", "chess openings", "sourdough", "Rust lifetimes", "birdwatch
 
 def conversation(count: int, seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
-    return [{"role": "user", "content": f"Day {i}: I went to {rng.choice(CITIES)} with {rng.choice(PEOPLE)} "
-                                        f"and we talked about {rng.choice(TOPICS)} for {rng.randint(2, 90)} minutes.",
-             "timestamp": f"2024-03-{1 + i // 10:02d}T{8 + i % 10:02d}:00:00+00:00"} for i in range(count)]
+    return [
+        {
+            "role": "user",
+            "content": f"Day {i}: I went to {rng.choice(CITIES)} with {rng.choice(PEOPLE)} "
+            f"and we talked about {rng.choice(TOPICS)} for {rng.randint(2, 90)} minutes.",
+            "timestamp": f"2024-03-{1 + i // 10:02d}T{8 + i % 10:02d}:00:00+00:00",
+        }
+        for i in range(count)
+    ]
 
 
 def fact(content, weight=0.8, moment=None, node_type=NodeType.FACT, **extra):
     moment = moment or datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
-    return MemoryNode(content=content, type=node_type, domain="Personal", weight=weight, created_at=moment,
-                      updated_at=moment, last_accessed=moment, **extra)
+    return MemoryNode(
+        content=content,
+        type=node_type,
+        domain="Personal",
+        weight=weight,
+        created_at=moment,
+        updated_at=moment,
+        last_accessed=moment,
+        **extra,
+    )
 
 
 def stored_rows(data_dir) -> dict:
     """Row counts and sequence numbers straight from the SQLite file."""
     with sqlite3.connect(Path(data_dir) / "memory.sqlite") as db:
-        return {table: db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-                for table in ("pcm_nodes", "pcm_edges", "pcm_audit", "pcm_messages")} | {
-            "seq": db.execute("SELECT COALESCE(MAX(seq), 0) FROM pcm_users").fetchone()[0]}
+        return {
+            table: db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("pcm_nodes", "pcm_edges", "pcm_audit", "pcm_messages")
+        } | {"seq": db.execute("SELECT COALESCE(MAX(seq), 0) FROM pcm_users").fetchone()[0]}
 
 
 # ---------------------------------------------------------------------- lexical index
 def test_incremental_lexical_index_scores_exactly_like_bm25s():
     rng = random.Random(3)
     vocab = [f"w{i}" for i in range(200)]
-    docs = [[rng.choice(vocab[:rng.randint(3, 200)]) for _ in range(rng.randint(1, 25))] for _ in range(600)]
+    docs = [[rng.choice(vocab[: rng.randint(3, 200)]) for _ in range(rng.randint(1, 25))] for _ in range(600)]
     index = LexicalIndex()
     for number, words in enumerate(docs):
         index.add(f"d{number}", words)
@@ -89,8 +105,12 @@ def test_incremental_lexical_index_scores_exactly_like_bm25s():
 # ---------------------------------------------------------------------- atomic turns
 def _snapshot(pcm: PCM, user: str) -> dict:
     memory = pcm.memory(user)
-    return {"memory": memory.export(), "vectors": sorted(memory.vectors.ids()), "rows": stored_rows(pcm.ctx.data_dir),
-            "state": {k: pcm.state(user).get(k) for k in ("working_memory", "pending_consolidation", "committed_turn")}}
+    return {
+        "memory": memory.export(),
+        "vectors": sorted(memory.vectors.ids()),
+        "rows": stored_rows(pcm.ctx.data_dir),
+        "state": {k: pcm.state(user).get(k) for k in ("working_memory", "pending_consolidation", "committed_turn")},
+    }
 
 
 @pytest.mark.parametrize("failure", ["last node raises", "commit raises"])
@@ -104,23 +124,29 @@ def test_a_turn_that_fails_at_its_end_leaves_nothing_in_memory_or_on_disk(ctx, m
         return original(state, ctx, services)
 
     monkeypatch.setattr(memory_nodes, "persist", persist)
-    pcm = PCM(ctx.replace(token_budget=40, eviction_size=1))   # SQLite checkpointer: working memory on disk
+    pcm = PCM(ctx.replace(token_budget=40, eviction_size=1))  # SQLite checkpointer: working memory on disk
     pcm.process("I moved to Lisbon last spring and I teach chemistry.", user_id="a")
     pcm.process("My sister Ana visits me in Lisbon every summer.", user_id="a")
     before = _snapshot(pcm, "a")
     armed = True
     if failure == "commit raises":
-        monkeypatch.setattr(pcm.services.store.records, "commit",
-                            lambda *a, **k: (_ for _ in ()).throw(RuntimeError("injected failure")))
+        monkeypatch.setattr(
+            pcm.services.store.records,
+            "commit",
+            lambda *a, **k: (_ for _ in ()).throw(RuntimeError("injected failure")),
+        )
     with pytest.raises(RuntimeError, match="injected"):
         pcm.process("Actually I quit teaching, I now work as a chemist in Porto.", user_id="a")
     assert _snapshot(pcm, "a") == before
-    assert _snapshot(PCM(ctx), "a") == before              # and so does a fresh process
+    assert _snapshot(PCM(ctx), "a") == before  # and so does a fresh process
     armed = False
-    monkeypatch.setattr(pcm.services.store.records, "commit", type(pcm.services.store.records).commit.__get__(
-        pcm.services.store.records))
+    monkeypatch.setattr(
+        pcm.services.store.records,
+        "commit",
+        type(pcm.services.store.records).commit.__get__(pcm.services.store.records),
+    )
     out = pcm.process("Actually I quit teaching, I now work as a chemist in Porto.", user_id="a")
-    assert out["turn"] == 3                                 # the failed turn took no number
+    assert out["turn"] == 3  # the failed turn took no number
     assert _snapshot(pcm, "a")["rows"]["seq"] > before["rows"]["seq"]
 
 
@@ -131,17 +157,27 @@ def test_a_failed_turn_leaves_nothing_in_the_served_graph_either(ctx, monkeypatc
     config = {"configurable": {"thread_id": "studio"}}
     graph.invoke({"user_input": "I adopted a greyhound called Juno.", "user_id": "s"}, config, context=services.ctx)
     memory = services.store.open("s")
-    before = (memory.export(), sorted(memory.vectors.ids()), stored_rows(ctx.data_dir),
-              graph.get_state(config).values["working_memory"])
+    before = (
+        memory.export(),
+        sorted(memory.vectors.ids()),
+        stored_rows(ctx.data_dir),
+        graph.get_state(config).values["working_memory"],
+    )
     monkeypatch.setattr(memory.records, "commit", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
     with pytest.raises(OSError):
-        graph.invoke({"user_input": "Juno hates the rain and loves the beach.", "user_id": "s"}, config,
-                     context=services.ctx)
+        graph.invoke(
+            {"user_input": "Juno hates the rain and loves the beach.", "user_id": "s"}, config, context=services.ctx
+        )
     monkeypatch.undo()
-    assert (memory.export(), sorted(memory.vectors.ids()), stored_rows(ctx.data_dir),
-            graph.get_state(config).values["working_memory"]) == before
-    out = graph.invoke({"user_input": "Juno hates the rain and loves the beach.", "user_id": "s"}, config,
-                       context=services.ctx)   # the lock was released
+    assert (
+        memory.export(),
+        sorted(memory.vectors.ids()),
+        stored_rows(ctx.data_dir),
+        graph.get_state(config).values["working_memory"],
+    ) == before
+    out = graph.invoke(
+        {"user_input": "Juno hates the rain and loves the beach.", "user_id": "s"}, config, context=services.ctx
+    )  # the lock was released
     assert out["turn"] == 2 and len(services.store.open("s")) > len(before[0]["graph"]["nodes"])
 
 
@@ -168,7 +204,8 @@ def test_lru_keeps_few_users_open_and_evicted_users_reload_intact(ctx):
     assert store.chroma.client._server.hnsw_cache_size == 2  # Chroma's own cache is bounded alike
     reopened = store.open("user-0", create=False)
     assert len(reopened) == 3 and {n.content for n in reopened.nodes()} == {
-        f"user 0 memory {k}: likes {TOPICS[k]}" for k in range(3)}
+        f"user 0 memory {k}: likes {TOPICS[k]}" for k in range(3)
+    }
     query = "who likes chess openings?"
     assert reopened.lexical_search(query, 5) and reopened.dense_search(services.embedder.encode_one(query), 5)
     assert store.cached_users() == ["user-4", "user-0"]
@@ -178,16 +215,16 @@ def test_users_whose_vector_index_embedded_chroma_evicted_are_searched_again(tmp
     """Embedded Chroma (1.5) cannot reload an index it evicted from its bounded cache when that
     index's files were never persisted (below 1,000 writes): "Error creating hnsw segment reader:
     Nothing found on disk". Served round-robin, users past the cache hit it on their next visit."""
-    from pcm.world.vectors import ChromaConnection, VectorIndex
+    from pcm.world.chroma import ChromaConnection
+    from pcm.world.vectors import VectorIndex
 
     connection = ChromaConnection("chroma", str(tmp_path), cached_indexes=2)
     rng = np.random.default_rng(0)
     indexes = [VectorIndex(connection, f"visitor-{n}") for n in range(14)]
     for n, index in enumerate(indexes):
         for k in range(0, 6, 2):
-            index.put([(f"v{n}-{k + j}", rng.random(384).astype(np.float32), {"norm": 1.0},
-                        False) for j in range(2)])
-    connection.restart(connection.generation)         # as a new process: indexes load from disk and log
+            index.put([(f"v{n}-{k + j}", rng.random(384).astype(np.float32), {"norm": 1.0}, False) for j in range(2)])
+    connection.restart(connection.generation)  # as a new process: indexes load from disk and log
     query = rng.random(384).astype(np.float32)
     for _ in range(5):
         for n, index in enumerate(indexes):
@@ -206,7 +243,7 @@ def test_a_reopened_memory_reads_its_stored_words_and_tokenises_nothing(ctx, mon
     def no_tokenising(*args, **kwargs):
         raise AssertionError("a reopened memory re-tokenised a memory whose words are stored")
 
-    monkeypatch.setattr(knowledge_graph, "lexical_terms", no_tokenising)
+    monkeypatch.setattr(memory_words, "lexical_terms", no_tokenising)
     reopened = Services(ctx).store.open("reader", create=False)
     assert len(reopened) == len(TOPICS)
     monkeypatch.undo()
@@ -220,8 +257,10 @@ def test_chroma_finds_a_collections_log_rows_by_index_not_by_scanning_the_log(ct
     with sqlite3.connect(Path(ctx.data_dir) / "chroma" / "chroma.sqlite3") as db:
         assert db.execute("SELECT COUNT(*) FROM embeddings_queue").fetchone()[0] >= 1
         # the statements Chroma runs on every write (reading, then purging, one collection's rows)
-        for statement in ("SELECT * FROM embeddings_queue WHERE topic = ? AND seq_id > ? ORDER BY seq_id",
-                          "DELETE FROM embeddings_queue WHERE topic = ? AND seq_id < ?"):
+        for statement in (
+            "SELECT * FROM embeddings_queue WHERE topic = ? AND seq_id > ? ORDER BY seq_id",
+            "DELETE FROM embeddings_queue WHERE topic = ? AND seq_id < ?",
+        ):
             plan = " ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {statement}", ("t", 0)))
             assert "pcm_embeddings_queue_topic" in plan, plan
 
@@ -230,8 +269,13 @@ def test_search_as_of_rebuilds_weights_and_supersedes_links(pcm):
     first, second = "2024-01-10T09:00:00+00:00", "2024-06-10T09:00:00+00:00"
     pcm.process("I work at Google as a backend engineer.", user_id="o", timestamp=first)
     old = pcm.memory("o").nodes()[0]
-    out = pcm.process("I left Google, I now work at Microsoft.", user_id="o", timestamp=second,
-                      force_level="high", target_ids=[old.id])
+    out = pcm.process(
+        "I left Google, I now work at Microsoft.",
+        user_id="o",
+        timestamp=second,
+        force_level="high",
+        target_ids=[old.id],
+    )
     new_id = out["changes"][0]["node_id"]
     now = {m.id: m for m in pcm.search("Where do I work?", user_id="o")}
     assert now[old.id].weight < old.weight and new_id in now
@@ -261,17 +305,20 @@ def test_cli_shows_a_memory_as_of_a_date(ctx):
     pcm = PCM(ctx)
     pcm.process("I live in Berlin.", user_id="c", timestamp="2024-01-01T10:00:00+00:00")
     node = pcm.memory("c").nodes()[0]
-    pcm.memory("c").update_node(node.id, weight=0.2, reason="test", agent="test",
-                                now=datetime(2024, 8, 1, tzinfo=timezone.utc))
+    pcm.memory("c").update_node(
+        node.id, weight=0.2, reason="test", agent="test", now=datetime(2024, 8, 1, tzinfo=timezone.utc)
+    )
     pcm.memory("c").save()
     runner = CliRunner()
-    shown = runner.invoke(app, ["memory", "show", node.id, "--as-of", "2024-02-01", "--data-dir", ctx.data_dir,
-                                "--user", "c"])
+    shown = runner.invoke(
+        app, ["memory", "show", node.id, "--as-of", "2024-02-01", "--data-dir", ctx.data_dir, "--user", "c"]
+    )
     assert shown.exit_code == 0, shown.output
     weight = float(re.search(r'"weight": ([0-9.]+)', shown.output).group(1))
     assert weight == pytest.approx(node.weight) and "2024-08-01" not in shown.output
-    bad = runner.invoke(app, ["memory", "show", node.id, "--as-of", "last week", "--data-dir", ctx.data_dir,
-                              "--user", "c"])
+    bad = runner.invoke(
+        app, ["memory", "show", node.id, "--as-of", "last week", "--data-dir", ctx.data_dir, "--user", "c"]
+    )
     assert bad.exit_code == 2 and "ISO" in bad.output
 
 
@@ -282,30 +329,46 @@ def test_a_graph_json_data_directory_is_migrated_on_first_open(ctx, tmp_path):
     folder = Path(ctx.data_dir) / "users" / key
     folder.mkdir(parents=True)
     graph = nx.DiGraph()
-    facts = [fact("Lea studies marine biology in Kiel"), fact("Lea might switch to oceanography", weight=0.4,
-                                                               node_type=NodeType.HYPOTHESIS, keywords=["oceanography"])]
+    facts = [
+        fact("Lea studies marine biology in Kiel"),
+        fact("Lea might switch to oceanography", weight=0.4, node_type=NodeType.HYPOTHESIS, keywords=["oceanography"]),
+    ]
     entity = fact("Kiel", weight=0.6, node_type=NodeType.ENTITY)
     for node in (*facts, entity):
         graph.add_node(node.id, **node.model_dump(mode="json"))
-    graph.add_edge(facts[0].id, entity.id, **MemoryEdge(source=facts[0].id, target=entity.id, relation="mentions",
-                                                        weight=0.6).model_dump(mode="json"))
+    graph.add_edge(
+        facts[0].id,
+        entity.id,
+        **MemoryEdge(source=facts[0].id, target=entity.id, relation="mentions", weight=0.6).model_dump(mode="json"),
+    )
     (folder / "graph.json").write_text(json.dumps(nx.node_link_data(graph, **NODE_LINK)))
     (folder / "user.json").write_text(json.dumps({"user_id": "legacy"}))
-    event = MemoryChange(node_id=facts[0].id, content=facts[0].content, old_weight=None, new_weight=0.8,
-                         reason="observed", agent="maintenance", turn=1)
+    event = MemoryChange(
+        node_id=facts[0].id,
+        content=facts[0].content,
+        old_weight=None,
+        new_weight=0.8,
+        reason="observed",
+        agent="maintenance",
+        turn=1,
+    )
     (folder / "audit.jsonl").write_text(event.model_dump_json() + "\n" + '{"node_id": "m-x", "trunc')
-    legacy = services.store.chroma.client.get_or_create_collection(key, embedding_function=None,
-                                                            metadata={"hnsw:space": "cosine"})
+    legacy = services.store.chroma.client.get_or_create_collection(
+        key, embedding_function=None, metadata={"hnsw:space": "cosine"}
+    )
     nodes = (*facts, entity)
-    legacy.upsert(ids=[n.id for n in nodes], embeddings=embedder.encode([n.content for n in nodes]),
-                  metadatas=[{"type": n.type.value, "weight": n.weight, "dormant": False} for n in nodes])
+    legacy.upsert(
+        ids=[n.id for n in nodes],
+        embeddings=embedder.encode([n.content for n in nodes]),
+        metadatas=[{"type": n.type.value, "weight": n.weight, "dormant": False} for n in nodes],
+    )
     assert services.store.users() == ["legacy"]
 
     memory = services.store.open("legacy", create=False)
     assert [n.id for n in memory.nodes()] == [n.id for n in nodes]
     assert [e.relation for e in memory.edges()] == ["mentions"]
     assert [e.reason for e in memory.history(facts[0].id)] == ["observed"]
-    assert memory.vectors.ids() == {n.id for n in facts}            # the entity's vector is gone
+    assert memory.vectors.ids() == {n.id for n in facts}  # the entity's vector is gone
     assert not (folder / "graph.json").exists() and (folder / "graph.json.migrated").exists()
     assert Services(ctx).store.open("legacy", create=False).export()["graph"] == memory.export()["graph"]
 
@@ -355,8 +418,9 @@ class Zygote:
     """tests/storage_worker.py: forks a fresh writer process per command, models preloaded."""
 
     def __init__(self, data_dir: str):
-        self.process = subprocess.Popen([sys.executable, str(WORKER), data_dir], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.process = subprocess.Popen(
+            [sys.executable, str(WORKER), data_dir], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
         assert self.process.stdout.readline().strip() == "zygote ready"
 
     def ask(self, *command: str) -> str:
@@ -403,10 +467,11 @@ def test_ingestion_survives_20_kill_9s_and_resumes_without_duplicates(tmp_path):
         for cycle in range(20):
             log = tmp_path / f"ingest-{cycle}.log"
             pid = zygote.start("ingest", data_dir, str(path), str(log))
-            wanted = rng.randint(0, 3)       # kill after this many stored turns, at a random moment
-            lines = _wait_for(log, lambda ls: "done" in ls or sum(x.startswith("ack ") for x in ls) >= wanted
-                              and "ready" in ls)
-            time.sleep(rng.uniform(0.0, 0.25))   # inside a turn, a commit or an index write
+            wanted = rng.randint(0, 3)  # kill after this many stored turns, at a random moment
+            lines = _wait_for(
+                log, lambda ls: "done" in ls or sum(x.startswith("ack ") for x in ls) >= wanted and "ready" in ls
+            )
+            time.sleep(rng.uniform(0.0, 0.25))  # inside a turn, a commit or an index write
             os.kill(pid, signal.SIGKILL)
             status = zygote.wait(pid)
             killed += status == -signal.SIGKILL
@@ -441,7 +506,7 @@ def test_two_processes_and_two_threads_store_100_turns_without_loss(tmp_path):
     notes = [n.content for n in memory.nodes(types=[NodeType.FACT]) if " writer " in n.content]
     assert len(notes) == len(set(notes)) == 100
     assert all(memory.has_message(f"{p}-{i}-{n}") for p in ("p1", "p2") for i in range(2) for n in range(25))
-    assert pcm.state("shared", "t")["committed_turn"] == 100       # no checkpoint update was lost
+    assert pcm.state("shared", "t")["committed_turn"] == 100  # no checkpoint update was lost
     assert memory.vectors.ids() == {n.id for n in memory.nodes() if n.type != NodeType.ENTITY}
 
 
@@ -466,13 +531,16 @@ def servers(tmp_path_factory):
 def test_pcm_runs_on_a_postgres_and_chroma_server_deployment(ctx, servers):
     deployed = ctx.replace(graph_store="postgres", checkpointer="postgres", vector_store="chroma-server", **servers)
     pcm = PCM(deployed)
-    for text in ("I work at Google as a site reliability engineer.", "My dog Juno loves the beach in Porto.",
-                 "I left Google last month and joined a startup in Porto."):
+    for text in (
+        "I work at Google as a site reliability engineer.",
+        "My dog Juno loves the beach in Porto.",
+        "I left Google last month and joined a startup in Porto.",
+    ):
         pcm.process(text, user_id="srv", thread_id="main")
     found = pcm.search("Where does my dog like to go?", user_id="srv")
     assert "Juno" in found[0].content
     assert not (Path(ctx.data_dir) / "memory.sqlite").exists() and not (Path(ctx.data_dir) / "chroma").exists()
-    fresh = PCM(deployed, Services(deployed))       # another process's view: everything is on the servers
+    fresh = PCM(deployed, Services(deployed))  # another process's view: everything is on the servers
     memory = fresh.memory("srv", create=False)
     assert len(memory) == len(pcm.memory("srv"))
     assert memory.vectors.ids() == {n.id for n in memory.nodes() if n.type != NodeType.ENTITY}
@@ -502,8 +570,9 @@ def test_processes_opening_a_new_data_directory_together_all_open_it(tmp_path):
     answers = []
     for trial in range(15):
         barrier, queue = fork.Barrier(6), fork.Queue()
-        processes = [fork.Process(target=_open_records, args=(str(tmp_path / str(trial)), barrier, queue))
-                     for _ in range(6)]
+        processes = [
+            fork.Process(target=_open_records, args=(str(tmp_path / str(trial)), barrier, queue)) for _ in range(6)
+        ]
         for process in processes:
             process.start()
         answers += [queue.get(timeout=120) for _ in processes]

@@ -19,8 +19,9 @@ def test_readme_example_runs_pcm_as_a_subgraph_of_an_agent(ctx, monkeypatch, cap
     exec(compile(readme_embedding_example(), "README.md", "exec"), namespace)
     assert capsys.readouterr().out.startswith("low ")
     app, config = namespace["app"], namespace["config"]
-    out = app.invoke({"messages": [HumanMessage("Night shift again at the children's hospital.")],
-                      "user_id": "nina"}, config)
+    out = app.invoke(
+        {"messages": [HumanMessage("Night shift again at the children's hospital.")], "user_id": "nina"}, config
+    )
     assert out["surprisal"]["level"] in ("low", "medium", "high")
     assert any("nurse" in m["content"] for m in out["retrieved"])
     assert all({"weight", "score", "type"} <= set(m) for m in out["retrieved"])

@@ -40,8 +40,9 @@ def test_remember_goes_through_the_graph_and_search_finds_it(tools, pcm):
 def test_correct_memory_decays_it_and_audits_the_reason(tools, pcm):
     tools["remember"].invoke({"text": "I work at Google as a site reliability engineer."})
     old_id = tools["search_memory"].invoke({"query": "employer"})[0]["id"]
-    result = tools["correct_memory"].invoke({"memory_id": old_id, "correction": "I now work at Microsoft.",
-                                             "reason": "user changed jobs in May"})
+    result = tools["correct_memory"].invoke(
+        {"memory_id": old_id, "correction": "I now work at Microsoft.", "reason": "user changed jobs in May"}
+    )
     assert result["agent"] == "correction"
     decayed = next(c for c in result["changes"] if c["id"] == old_id)
     assert decayed["new_weight"] < decayed["old_weight"]
@@ -73,20 +74,28 @@ def test_example_agent_uses_memory_and_tools(pcm, ctx):
     example = importlib.util.module_from_spec(spec)
     sys.modules["agent_example"] = example
     spec.loader.exec_module(example)
-    replies = iter([
-        AIMessage(content="", tool_calls=[{"name": "remember", "args": {"text": "The user's dog is called Rex."},
-                                           "id": "call-1"}]),
-        AIMessage(content="Nice to meet Rex!"),
-        AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "dog name"}, "id": "call-2"}]),
-        AIMessage(content="Your dog is Rex."),
-    ])
+    replies = iter(
+        [
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "remember", "args": {"text": "The user's dog is called Rex."}, "id": "call-1"}],
+            ),
+            AIMessage(content="Nice to meet Rex!"),
+            AIMessage(
+                content="", tool_calls=[{"name": "search_memory", "args": {"query": "dog name"}, "id": "call-2"}]
+            ),
+            AIMessage(content="Your dog is Rex."),
+        ]
+    )
     agent = example.build_agent(ToolCallingFake(messages=replies), pcm, "owner", checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "chat"}}
-    first = agent.invoke({"messages": [HumanMessage("I adopted a dog named Rex.")], "user_id": "owner"},
-                         config, context=ctx)
+    first = agent.invoke(
+        {"messages": [HumanMessage("I adopted a dog named Rex.")], "user_id": "owner"}, config, context=ctx
+    )
     assert first["messages"][-1].content == "Nice to meet Rex!"
-    second = agent.invoke({"messages": [HumanMessage("What's my dog's name?")], "user_id": "owner"},
-                          config, context=ctx)
+    second = agent.invoke(
+        {"messages": [HumanMessage("What's my dog's name?")], "user_id": "owner"}, config, context=ctx
+    )
     assert second["messages"][-1].content == "Your dog is Rex."
     assert any("Rex" in m["content"] for m in second["retrieved"])
     tool_output = [m for m in second["messages"] if m.type == "tool"][-1].content

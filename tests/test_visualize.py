@@ -10,15 +10,26 @@ from typer.testing import CliRunner
 from pcm.cli import app
 
 runner = CliRunner()
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def chromium(tmp_path, *args) -> subprocess.CompletedProcess:
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     assert binary, "Debian's chromium is needed (make install installs it)"
-    return subprocess.run([binary, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def colourful_fraction(path) -> float:
@@ -38,8 +49,9 @@ def demo_memory(tmp_path_factory):
 
 def test_knowledge_graph_page_renders_and_shows_history(demo_memory, tmp_path):
     page = tmp_path / "memory.html"
-    result = runner.invoke(app, ["memory", "export", "--html", "--data-dir", str(demo_memory),
-                                 "--user", "demo-user", "--out", str(page)])
+    result = runner.invoke(
+        app, ["memory", "export", "--html", "--data-dir", str(demo_memory), "--user", "demo-user", "--out", str(page)]
+    )
     assert result.exit_code == 0, result.output
     text = page.read_text()
     assert "http://" not in text and "https://" not in text
@@ -62,10 +74,24 @@ def test_workflow_drawing_and_timeline(demo_memory, tmp_path):
     assert all(name in mermaid for name in ("subgraph correction", "subgraph profiling", "subgraph maintenance"))
     assert colourful_fraction(tmp_path / "workflow.png") > 0.02
     timeline = tmp_path / "timeline.png"
-    result = runner.invoke(app, ["memory", "timeline", "--data-dir", str(demo_memory), "--user", "demo-user",
-                                 "--out", str(timeline)])
+    result = runner.invoke(
+        app, ["memory", "timeline", "--data-dir", str(demo_memory), "--user", "demo-user", "--out", str(timeline)]
+    )
     assert result.exit_code == 0, result.output
     assert colourful_fraction(timeline) > 0.02
-    bad = runner.invoke(app, ["memory", "timeline", "--data-dir", str(demo_memory), "--user", "demo-user",
-                              "--id", "m-nope", "--out", str(timeline)])
+    bad = runner.invoke(
+        app,
+        [
+            "memory",
+            "timeline",
+            "--data-dir",
+            str(demo_memory),
+            "--user",
+            "demo-user",
+            "--id",
+            "m-nope",
+            "--out",
+            str(timeline),
+        ],
+    )
     assert bad.exit_code == 2 and "no memory with id" in bad.stderr

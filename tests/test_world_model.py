@@ -22,8 +22,16 @@ def services(ctx):
 
 def fact(content, weight=0.8, domain="Coding", node_type=NodeType.FACT, **extra):
     moment = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
-    return MemoryNode(content=content, type=node_type, domain=domain, weight=weight, created_at=moment,
-                      updated_at=moment, last_accessed=moment, **extra)
+    return MemoryNode(
+        content=content,
+        type=node_type,
+        domain=domain,
+        weight=weight,
+        created_at=moment,
+        updated_at=moment,
+        last_accessed=moment,
+        **extra,
+    )
 
 
 def test_every_write_goes_to_graph_and_vector_index(services):
@@ -31,7 +39,7 @@ def test_every_write_goes_to_graph_and_vector_index(services):
     node = fact("Alice writes Rust at work")
     change = graph.add_node(node, reason="test", agent="test")
     assert change.old_weight is None and change.new_weight == 0.8
-    assert node.id in graph and graph.vectors.count() == 0   # staged until the commit
+    assert node.id in graph and graph.vectors.count() == 0  # staged until the commit
     graph.save()
     assert graph.vectors.count() == 1
     metadata = graph.vectors.metadata(node.id)
@@ -39,7 +47,7 @@ def test_every_write_goes_to_graph_and_vector_index(services):
     assert metadata == {"type": "fact", "domain": "Coding", "created_at": node.created_at.timestamp()}
     graph.update_node(node.id, weight=0.01, reason="test decay", agent="test")
     graph.save()
-    assert graph.vectors.dormant.get(ids=[node.id])["ids"] == [node.id]   # moved below the floor
+    assert graph.vectors.dormant.get(ids=[node.id])["ids"] == [node.id]  # moved below the floor
     assert graph.vectors.live.get(ids=[node.id])["ids"] == []
 
 
@@ -68,17 +76,25 @@ def test_retrieval_applies_intent_mask_and_weights(services, ctx):
     assert masked[0].score == pytest.approx(masked[0].similarity * 0.9 * 0.9)
     flipped = retrieve(graph, query, vector, exact, intent={"Coding": 0.1, "Casual": 0.9}, expand=False)
     assert flipped[0].id == casual.id
-    smoothed = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5, confidence_smoothing=False),
-                        intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
+    smoothed = retrieve(
+        graph,
+        query,
+        vector,
+        ctx.replace(intent_smoothing=0.5, confidence_smoothing=False),
+        intent={"Coding": 0.9, "Casual": 0.1},
+        expand=False,
+    )
     relevance = {m.id: m.intent_relevance for m in smoothed}
     assert relevance[coding.id] == pytest.approx(0.5 * 0.9 + 0.25)
     assert relevance[casual.id] == pytest.approx(0.5 * 0.1 + 0.25)
     # an unsure router (a uniform intent) masks nothing; a sure one keeps the configured ε
-    unsure = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5),
-                      intent={"Coding": 0.5, "Casual": 0.5}, expand=False)
+    unsure = retrieve(
+        graph, query, vector, ctx.replace(intent_smoothing=0.5), intent={"Coding": 0.5, "Casual": 0.5}, expand=False
+    )
     assert [m.intent_relevance for m in unsure] == pytest.approx([0.5, 0.5])
-    sure = retrieve(graph, query, vector, ctx.replace(intent_smoothing=0.5), intent={"Coding": 1.0, "Casual": 0.0},
-                    expand=False)
+    sure = retrieve(
+        graph, query, vector, ctx.replace(intent_smoothing=0.5), intent={"Coding": 1.0, "Casual": 0.0}, expand=False
+    )
     assert {m.id: m.intent_relevance for m in sure}[coding.id] == pytest.approx(0.5 * 1.0 + 0.25)
 
 
@@ -93,8 +109,10 @@ def test_expansion_follows_strong_edges(services, ctx):
     found = retrieve(graph, query, services.embedder.encode_one(query), ctx, top_k=1)
     assert [m.id for m in found][:1] == [hit.id]
     assert linked.id in [m.id for m in found if m.via.startswith("expansion")]
-    assert all(m.id != linked.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx,
-                                                   top_k=1, expand=False))
+    assert all(
+        m.id != linked.id
+        for m in retrieve(graph, query, services.embedder.encode_one(query), ctx, top_k=1, expand=False)
+    )
 
 
 def test_empty_memory_returns_empty_result(services, ctx):
@@ -130,7 +148,8 @@ def test_persistence_round_trip_in_a_new_process(services, ctx, tmp_path):
     assert [e["new_weight"] for e in reloaded["history"]] == [0.75, 0.8]
     assert reloaded["edges"] == [e.model_dump(mode="json") for e in graph.edges()]
     assert sorted(reloaded["nodes"], key=lambda n: n["id"]) == sorted(
-        (n.model_dump(mode="json") for n in graph.nodes()), key=lambda n: n["id"])
+        (n.model_dump(mode="json") for n in graph.nodes()), key=lambda n: n["id"]
+    )
 
 
 def test_index_is_repaired_after_a_crash_between_commit_and_vector_write(services, ctx, monkeypatch):
@@ -138,13 +157,13 @@ def test_index_is_repaired_after_a_crash_between_commit_and_vector_write(service
     node = fact("Erin plays the cello")
     graph.add_node(node, reason="t", agent="t")
     monkeypatch.setattr(graph.vectors, "put", lambda entries: (_ for _ in ()).throw(OSError("killed")))
-    graph.save()                                  # the rows are committed, the vectors are not
+    graph.save()  # the rows are committed, the vectors are not
     assert graph.vectors.count() == 0
-    reopened = Services(ctx).store.open("erin", create=False)   # a new process's store
+    reopened = Services(ctx).store.open("erin", create=False)  # a new process's store
     assert reopened.vectors.ids() == {node.id}
     reopened.vectors.live.upsert(ids=["m-orphan"], embeddings=[[0.0] * services.embedder.dimension])
     reopened.vectors.delete([node.id])
-    assert reopened.reconcile_index() == (1, 1)   # the full check removes strays, adds the missing
+    assert reopened.reconcile_index() == (1, 1)  # the full check removes strays, adds the missing
     assert reopened.vectors.ids() == {node.id}
 
 
@@ -200,14 +219,21 @@ def test_the_intent_mask_fades_where_neighbouring_memories_do_not_share_domains(
     def store(user, domains):
         graph = services.store.open(user)
         for i, domain in enumerate(domains):
-            graph.add_node(fact(f"note {i} about the {domain.lower()} plans of week {i}", domain=domain,
-                                domain_distribution={domain: 1.0}, source=MemorySource(thread_id="t", turn=i)),
-                           reason="t", agent="t")
+            graph.add_node(
+                fact(
+                    f"note {i} about the {domain.lower()} plans of week {i}",
+                    domain=domain,
+                    domain_distribution={domain: 1.0},
+                    source=MemorySource(thread_id="t", turn=i),
+                ),
+                reason="t",
+                agent="t",
+            )
         graph.save()
         return graph
 
-    scattered = store("scattered", ["Coding", "Health", "Health", "Coding"] * 10)   # pairs agree at chance
-    agreeing = store("agreeing", ["Coding"] * 20 + ["Health"] * 20)                  # one change in 39 pairs
+    scattered = store("scattered", ["Coding", "Health", "Health", "Coding"] * 10)  # pairs agree at chance
+    agreeing = store("agreeing", ["Coding"] * 20 + ["Health"] * 20)  # one change in 39 pairs
     assert scattered.domain_agreement() == pytest.approx(0.0, abs=0.06)
     assert agreeing.domain_agreement() > 0.9
     query = "What are the plans?"
@@ -216,8 +242,15 @@ def test_the_intent_mask_fades_where_neighbouring_memories_do_not_share_domains(
         found = retrieve(graph, query, services.embedder.encode_one(query), ctx, intent, top_k=40, expand=False)
         relevance = {m.domain: m.intent_relevance for m in found}
         assert (relevance["Coding"] / relevance["Health"] > 2) is masked
-    unmasked = retrieve(scattered, query, services.embedder.encode_one(query), ctx.replace(agreement_smoothing=False),
-                        intent, top_k=40, expand=False)
+    unmasked = retrieve(
+        scattered,
+        query,
+        services.embedder.encode_one(query),
+        ctx.replace(agreement_smoothing=False),
+        intent,
+        top_k=40,
+        expand=False,
+    )
     assert max(m.intent_relevance for m in unmasked) / min(m.intent_relevance for m in unmasked) > 2
     # slight agreement (κ ≈ 0.19, as on the LoCoMo conversations): below the floor it masks nothing
     slight = store("slight", (["Coding"] * 5 + ["Health"] * 5 + ["Coding", "Health"] * 2) * 2)
@@ -241,8 +274,13 @@ def test_importing_pcm_shortens_openmp_spinning_unless_the_user_chose_a_value():
     environment = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
     chosen = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True, check=True)
     assert chosen.stdout.strip() == "10000"
-    kept = subprocess.run([sys.executable, "-c", script], env={**environment, "GOMP_SPINCOUNT": "5"},
-                          capture_output=True, text=True, check=True)
+    kept = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**environment, "GOMP_SPINCOUNT": "5"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert kept.stdout.strip() == "5"
 
 
@@ -262,16 +300,17 @@ def test_search_ranks_memories_the_english_only_encoder_cannot_compare_by_intent
     vector = services.embedder.encode_one(query)
     found = retrieve(graph, query, vector, ctx, intent={"Life": 1.0}, across_scripts=True)
     ids = [m.id for m in found]
-    assert ids[0] == english.id                                            # compared first
-    assert ids.index(current.id) < ids.index(outdated.id)                  # then by P(d|I)·w
+    assert ids[0] == english.id  # compared first
+    assert ids.index(current.id) < ids.index(outdated.id)  # then by P(d|I)·w
     assert ids.index(current.id) < ids.index(unrelated.id)
     assert all(m.similarity == ctx.min_score for m in found if m.id != english.id)
     multilingual = ctx.replace(encoder_multilingual=True)
-    assert [m.id for m in retrieve(graph, query, vector, multilingual, intent={"Life": 1.0}, across_scripts=True)] \
-        == [m.id for m in retrieve(graph, query, vector, ctx, intent={"Life": 1.0})]     # its cosines are trusted
+    assert [m.id for m in retrieve(graph, query, vector, multilingual, intent={"Life": 1.0}, across_scripts=True)] == [
+        m.id for m in retrieve(graph, query, vector, ctx, intent={"Life": 1.0})
+    ]  # its cosines are trusted
     chinese = "梅住在哪里？"
     back = [m.id for m in retrieve(graph, chinese, services.embedder.encode_one(chinese), ctx, across_scripts=True)]
-    assert english.id in back                                              # and the other way round
+    assert english.id in back  # and the other way round
 
 
 def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(services, ctx):
@@ -280,7 +319,8 @@ def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(
     graph = services.store.open("vera")
     old = fact("Vera is a strict vegetarian and cooks lentils", weight=0.9)
     new = fact("Vera grilled a ribeye steak for dinner", weight=0.8).model_copy(
-        update={"updated_at": datetime(2024, 5, 2, 12, tzinfo=timezone.utc)})
+        update={"updated_at": datetime(2024, 5, 2, 12, tzinfo=timezone.utc)}
+    )
     for node in (old, new):
         graph.add_node(node, reason="t", agent="t")
     graph.add_edge(MemoryEdge(source=new.id, target=old.id, relation="contests", weight=0.4))
@@ -291,8 +331,9 @@ def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(
     assert found.index(new.id) < found.index(old.id)
     assert [m.id for m in retrieve(graph, query, vector, ctx, use_contests=False)][0] == old.id
     assert graph.node(old.id).weight == 0.9
-    graph.update_node(old.id, weight=0.92, now=datetime(2024, 5, 3, tzinfo=timezone.utc),
-                      reason="confirmed", agent="maintenance")
+    graph.update_node(
+        old.id, weight=0.92, now=datetime(2024, 5, 3, tzinfo=timezone.utc), reason="confirmed", agent="maintenance"
+    )
     found = [m.id for m in retrieve(graph, query, vector, ctx)]
     assert found.index(old.id) < found.index(new.id)
     # the contesting statement confirmed later again: the contest stands again
@@ -306,6 +347,7 @@ def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(
 
 def test_lexical_terms_drop_question_words_and_roles_and_add_the_characters_of_chinese_words():
     from pcm.world.text import content_words, lexical_terms
+
     assert content_words("用户的职业是什么？") == ["用户", "职业"]
     assert content_words("What language does the user write firmware in?") == ["language", "write", "firmware"]
     assert lexical_terms("我家养了一只橘猫") == ["家养", "一只", "橘猫", "家", "养", "一", "橘", "猫"]
@@ -320,7 +362,7 @@ def test_chinese_lexical_evidence_meets_across_word_cuts_and_ignores_question_wo
     for node in (cat, fish, documentary):
         graph.add_node(node, reason="test", agent="test")
     graph.save()
-    found = graph.lexical_search("用户养了什么宠物？", 5)    # jieba: 用户/养/了/什么/宠物; the memory: 我家/家养/了
+    found = graph.lexical_search("用户养了什么宠物？", 5)  # jieba: 用户/养/了/什么/宠物; the memory: 我家/家养/了
     assert list(found) == [cat.id]
 
 

@@ -69,10 +69,7 @@ def tokenize(text: str) -> list[str]:
 
 def turn_documents(conversation: Conversation) -> list[Document]:
     """One document per turn, ``"<speaker>: <text> [image: <caption>]"``, identified by its dialog id."""
-    return [
-        Document(turn.dia_id, f"{turn.speaker}: {turn.full_text}", (turn.dia_id,))
-        for turn in conversation.turns
-    ]
+    return [Document(turn.dia_id, f"{turn.speaker}: {turn.full_text}", (turn.dia_id,)) for turn in conversation.turns]
 
 
 class _DocumentIndex:
@@ -94,9 +91,7 @@ class _DocumentIndex:
             return []
         order = np.argsort(-scores, kind="stable")[:k]
         return [
-            (self.doc_ids[index], float(scores[index]))
-            for index in order
-            if not positive_only or scores[index] > 0
+            (self.doc_ids[index], float(scores[index])) for index in order if not positive_only or scores[index] > 0
         ]
 
 

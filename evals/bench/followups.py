@@ -48,8 +48,10 @@ def load_followups(path: str | Path) -> list[dict]:
             raise ValueError(f"{path}:{number}: not JSON ({error})") from error
         missing = [k for k in REQUIRED if k not in row]
         if missing or row["kind"] not in KINDS or (row["kind"] == "revision" and not row.get("outdated")):
-            raise ValueError(f"{path}:{number}: needs {', '.join(REQUIRED)}, kind in {KINDS}, and `outdated` "
-                             f"for a revision (missing: {missing or 'none'})")
+            raise ValueError(
+                f"{path}:{number}: needs {', '.join(REQUIRED)}, kind in {KINDS}, and `outdated` "
+                f"for a revision (missing: {missing or 'none'})"
+            )
         rows.append(row)
     return rows
 
@@ -64,16 +66,21 @@ def replay(items: list[dict], ctx: PCMContext, services: Services, progress: boo
         for item in tqdm(items, desc="followups", disable=None if progress else True):
             user = f"followup-{item['id']}"
             messages = [*item["history"], item["probe"], *item["followups"]]
-            agents = [pcm.process(m, user_id=user, timestamp=replay_moment(i))["agent"]
-                      for i, m in enumerate(messages)]
+            agents = [pcm.process(m, user_id=user, timestamp=replay_moment(i))["agent"] for i, m in enumerate(messages)]
             graph = pcm.memory(user)
             relations = [e.relation for e in graph.edges()]
             contents = [m.content for m in pcm.search(item["query"], user_id=user, top_k=20)]
-            records.append({
-                "id": item["id"], "lang": item.get("lang", "en"), "kind": item["kind"],
-                "probe_agent": agents[len(item["history"])],
-                "superseded": SUPERSEDES in relations, "reaffirmed": REAFFIRMS in relations,
-                "holds": _holds(contents, item)})
+            records.append(
+                {
+                    "id": item["id"],
+                    "lang": item.get("lang", "en"),
+                    "kind": item["kind"],
+                    "probe_agent": agents[len(item["history"])],
+                    "superseded": SUPERSEDES in relations,
+                    "reaffirmed": REAFFIRMS in relations,
+                    "holds": _holds(contents, item),
+                }
+            )
     return records
 
 
@@ -96,43 +103,61 @@ def summarise(records: list[dict]) -> dict:
         out[kind] = {
             "items": len(rows),
             "holds": _share([r["holds"] for r in rows]),
-            "holds_per_language": {lang: _share([r["holds"] for r in rows if r["lang"] == lang])
-                                   for lang in sorted({r["lang"] for r in rows})},
+            "holds_per_language": {
+                lang: _share([r["holds"] for r in rows if r["lang"] == lang])
+                for lang in sorted({r["lang"] for r in rows})
+            },
             "probe_corrected": _share([r["probe_agent"] == "correction" for r in rows]),
             "reaffirmed": _share([r["reaffirmed"] for r in rows]),
         }
     return out
 
 
-def run_followups(items: list[dict], ctx: PCMContext, services: Services | None = None,
-                  progress: bool = True) -> dict:
+def run_followups(items: list[dict], ctx: PCMContext, services: Services | None = None, progress: bool = True) -> dict:
     """PCM, PCM without reaffirmation and the dense baseline over the same items."""
     services = services or Services(ctx)
     variants = {"pcm": ctx, "pcm-no-reaffirm": ctx.replace(reaffirm_threshold=None)}
     records = {name: replay(items, variant, services, progress) for name, variant in variants.items()}
-    dense = [{"id": i["id"], "lang": i.get("lang", "en"), "kind": i["kind"], "probe_agent": None,
-              "superseded": False, "reaffirmed": False,
-              "holds": _holds(dense_baseline_contents(services, [*i["history"], i["probe"], *i["followups"]],
-                                                      i["query"]), i)} for i in items]
+    dense = [
+        {
+            "id": i["id"],
+            "lang": i.get("lang", "en"),
+            "kind": i["kind"],
+            "probe_agent": None,
+            "superseded": False,
+            "reaffirmed": False,
+            "holds": _holds(
+                dense_baseline_contents(services, [*i["history"], i["probe"], *i["followups"]], i["query"]), i
+            ),
+        }
+        for i in items
+    ]
     records["dense"] = dense
     return {"systems": {name: summarise(rows) for name, rows in records.items()}, "records": records}
 
 
 def report(results: dict) -> str:
     """Markdown: one row per system and kind."""
-    lines = [f"# Follow-up turns: {results['data']} ({results['items']} items, {results['date']})", "",
-             "revision: current-over-outdated after the follow-ups; still_true: the still-true fact first "
-             "after them. Probe corrected: the probe went to correction (right for a revision, a false "
-             "alarm for a still-true fact). Reaffirmed: a follow-up overturned a supersession.", "",
-             "| system | kind | items | holds | en / zh | probe corrected | reaffirmed |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Follow-up turns: {results['data']} ({results['items']} items, {results['date']})",
+        "",
+        "revision: current-over-outdated after the follow-ups; still_true: the still-true fact first "
+        "after them. Probe corrected: the probe went to correction (right for a revision, a false "
+        "alarm for a still-true fact). Reaffirmed: a follow-up overturned a supersession.",
+        "",
+        "| system | kind | items | holds | en / zh | probe corrected | reaffirmed |",
+        "|---|---|---|---|---|---|---|",
+    ]
 
     def fmt(value):
         return "—" if value is None else f"{value:.2f}"
+
     for name, kinds in results["systems"].items():
         for kind, row in kinds.items():
             languages = " / ".join(fmt(row["holds_per_language"].get(lang)) for lang in ("en", "zh"))
-            lines.append(f"| {name} | {kind} | {row['items']} | {fmt(row['holds'])} | {languages} | "
-                         f"{fmt(row['probe_corrected']) if name != 'dense' else '—'} | "
-                         f"{fmt(row['reaffirmed']) if name != 'dense' else '—'} |")
+            lines.append(
+                f"| {name} | {kind} | {row['items']} | {fmt(row['holds'])} | {languages} | "
+                f"{fmt(row['probe_corrected']) if name != 'dense' else '—'} | "
+                f"{fmt(row['reaffirmed']) if name != 'dense' else '—'} |"
+            )
     return "\n".join(lines) + "\n"

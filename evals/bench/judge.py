@@ -21,8 +21,9 @@ JUDGE_SYSTEM = (
     "Label the generated answer CORRECT or WRONG. Be generous: if the generated answer refers to the same "
     "thing, fact or event as the gold answer, it is CORRECT even if it is longer or worded differently. For "
     "questions about time, it is CORRECT if it names the same date or period as the gold answer, in any "
-    "format (\"May 7th\" and \"7 May\" are the same), including a relative expression that resolves to it. "
-    "Give one sentence of reasoning first, then the label.")
+    'format ("May 7th" and "7 May" are the same), including a relative expression that resolves to it. '
+    "Give one sentence of reasoning first, then the label."
+)
 
 
 class JudgeVerdict(BaseModel):

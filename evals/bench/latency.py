@@ -15,8 +15,9 @@ from pcm.datasets.locomo import load_locomo
 from pcm.services import Services
 
 
-def measure_latency(data: str, ctx: PCMContext, conversation: str | None = None, limit_turns: int | None = None,
-                    progress: bool = True) -> dict:
+def measure_latency(
+    data: str, ctx: PCMContext, conversation: str | None = None, limit_turns: int | None = None, progress: bool = True
+) -> dict:
     """Wall time of `PCM.process` per turn (SQLite checkpointer, fresh data dir), with percentiles; then
     of `PCM.search` (top 10, intent mask on) for the conversation's questions over the memory it built."""
     conversations = load_locomo(data)
@@ -35,9 +36,13 @@ def measure_latency(data: str, ctx: PCMContext, conversation: str | None = None,
         lm_calls, lm_seconds = services.language_model.calls, services.language_model.seconds
         for session, turn in tqdm(turns, desc=f"latency {chosen.sample_id}", disable=not progress):
             started = time.perf_counter()
-            out = pcm.process(turn.full_text, user_id=chosen.sample_id, speaker=turn.speaker,
-                              timestamp=session.timestamp.isoformat() if session.timestamp else None,
-                              dialog_ids=[turn.dia_id])
+            out = pcm.process(
+                turn.full_text,
+                user_id=chosen.sample_id,
+                speaker=turn.speaker,
+                timestamp=session.timestamp.isoformat() if session.timestamp else None,
+                dialog_ids=[turn.dia_id],
+            )
             timings.append(time.perf_counter() - started)
             levels[out["agent"]] = levels.get(out["agent"], 0) + 1
         pcm.flush(chosen.sample_id)
@@ -50,15 +55,24 @@ def measure_latency(data: str, ctx: PCMContext, conversation: str | None = None,
         seconds = np.asarray(timings)
         lm_share = (services.language_model.seconds - lm_seconds) / max(seconds.sum(), 1e-9)
         return {
-            "data": str(data), "conversation": chosen.sample_id, "turns": len(timings),
+            "data": str(data),
+            "conversation": chosen.sample_id,
+            "turns": len(timings),
             "machine": f"{platform.machine()} {platform.processor() or ''} cpus={__import__('os').cpu_count()}".strip(),
             "model_load_seconds": round(load_seconds, 2),
-            "p50": float(np.percentile(seconds, 50)), "p90": float(np.percentile(seconds, 90)),
-            "p95": float(np.percentile(seconds, 95)), "p99": float(np.percentile(seconds, 99)),
-            "mean": float(seconds.mean()), "total_seconds": float(seconds.sum()),
+            "p50": float(np.percentile(seconds, 50)),
+            "p90": float(np.percentile(seconds, 90)),
+            "p95": float(np.percentile(seconds, 95)),
+            "p99": float(np.percentile(seconds, 99)),
+            "mean": float(seconds.mean()),
+            "total_seconds": float(seconds.sum()),
             "surprise_model_share": float(lm_share),
             "surprise_model_calls": services.language_model.calls - lm_calls,
-            "memories": len(pcm.memory(chosen.sample_id)), "agents": levels,
-            "search": {"queries": len(searches), "p50": float(np.percentile(searches, 50)) if searches else None,
-                       "p95": float(np.percentile(searches, 95)) if searches else None},
+            "memories": len(pcm.memory(chosen.sample_id)),
+            "agents": levels,
+            "search": {
+                "queries": len(searches),
+                "p50": float(np.percentile(searches, 50)) if searches else None,
+                "p95": float(np.percentile(searches, 95)) if searches else None,
+            },
         }

@@ -48,9 +48,13 @@ class PerfectJudge:
         relation = RELATION_OF_LEVEL[scenario["expected_level"]]
         named = {"contradiction": scenario.get("outdated"), "consistent": scenario.get("current")}.get(relation)
         ids = [m.id for m in memories if named and holds(m.content, named)]
-        return RelationJudgement(relation=relation, conflict_score=1.0 if relation == "contradiction" else 0.0,
-                                 conflicting_ids=ids if relation == "contradiction" else [],
-                                 supported_ids=ids if relation == "consistent" else [], reason="scenario label")
+        return RelationJudgement(
+            relation=relation,
+            conflict_score=1.0 if relation == "contradiction" else 0.0,
+            conflicting_ids=ids if relation == "contradiction" else [],
+            supported_ids=ids if relation == "consistent" else [],
+            reason="scenario label",
+        )
 
 
 class PerfectJudgeMonitor(SurpriseMonitor):
@@ -87,28 +91,38 @@ def measure_headroom(path: str | Path, ctx: PCMContext, confidences: Iterable[fl
             setting = ctx.replace(cascade_confidence=confidence)
             records = run_scenarios(scenarios, setting, PerfectJudgeServices(setting, judge), progress=False)
             metrics = routing_metrics(records)
-            rows.append({
-                "file": str(path), "cascade_confidence": confidence,
-                "judge": "perfect" if answers else "offline (asked, no answer)",
-                "routing_accuracy": metrics["routing_accuracy"],
-                "current_over_outdated": metrics["current_over_outdated"],
-                "standing_first": metrics["standing_fact_first"],
-                "low_routed_to_correction": metrics["confusion"][LEVELS.index("low")][LEVELS.index("high")],
-                "asked_turns": judge.asked["turns"], "turns": turns,
-                "asked_probes": metrics["level_sources"].get("llm", 0) if answers else None,
-                "probes": len(records)})
+            rows.append(
+                {
+                    "file": str(path),
+                    "cascade_confidence": confidence,
+                    "judge": "perfect" if answers else "offline (asked, no answer)",
+                    "routing_accuracy": metrics["routing_accuracy"],
+                    "current_over_outdated": metrics["current_over_outdated"],
+                    "standing_first": metrics["standing_fact_first"],
+                    "low_routed_to_correction": metrics["confusion"][LEVELS.index("low")][LEVELS.index("high")],
+                    "asked_turns": judge.asked["turns"],
+                    "turns": turns,
+                    "asked_probes": metrics["level_sources"].get("llm", 0) if answers else None,
+                    "probes": len(records),
+                }
+            )
     return rows
 
 
 def headroom_report(rows: list[dict]) -> str:
-    lines = ["| file | cascade_confidence | judge | routing | current-over-outdated | still-true first | "
-             "\"low\" → correction | judge asked on (turns) | probes it settled |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| file | cascade_confidence | judge | routing | current-over-outdated | still-true first | "
+        '"low" → correction | judge asked on (turns) | probes it settled |',
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         share = r["asked_turns"] / r["turns"] if r["turns"] else 0.0
-        lines.append(f"| {Path(r['file']).name} | {r['cascade_confidence']} | {r['judge']} | {r['routing_accuracy']:.3f} | "
-                     f"{_figure(r['current_over_outdated'])} | {_figure(r['standing_first'])} | "
-                     f"{r['low_routed_to_correction']} | {r['asked_turns']} of {r['turns']} ({share:.0%}) | "
-                     f"{'—' if r['asked_probes'] is None else r['asked_probes']} of {r['probes']} |")
+        lines.append(
+            f"| {Path(r['file']).name} | {r['cascade_confidence']} | {r['judge']} | {r['routing_accuracy']:.3f} | "
+            f"{_figure(r['current_over_outdated'])} | {_figure(r['standing_first'])} | "
+            f"{r['low_routed_to_correction']} | {r['asked_turns']} of {r['turns']} ({share:.0%}) | "
+            f"{'—' if r['asked_probes'] is None else r['asked_probes']} of {r['probes']} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -28,18 +28,45 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _CJK_CHARACTER = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af])")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)")
 _UNIT_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
 _TENS_WORDS = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
 }
 _NUMBER_WORD = re.compile(
-    r"\b(?:(?P<tens>" + "|".join(_TENS_WORDS) + r")(?:[\s-](?P<unit_after_tens>"
-    + "|".join(name for name in _UNIT_WORDS if _UNIT_WORDS[name] < 10) + r"))?|(?P<unit>"
-    + "|".join(_UNIT_WORDS) + r"))\b"
+    r"\b(?:(?P<tens>"
+    + "|".join(_TENS_WORDS)
+    + r")(?:[\s-](?P<unit_after_tens>"
+    + "|".join(name for name in _UNIT_WORDS if _UNIT_WORDS[name] < 10)
+    + r"))?|(?P<unit>"
+    + "|".join(_UNIT_WORDS)
+    + r"))\b"
 )
 _ABSTENTION_PHRASES = (
     "not mentioned",
@@ -178,8 +205,14 @@ def _mean_metrics(
     return summary
 
 
-def paired_difference(rows: list[Mapping[str, Any]], baseline_rows: list[Mapping[str, Any]], metric: str,
-                      resamples: int = 2000, seed: int = 0, groups: list[str] | None = None) -> dict[str, Any]:
+def paired_difference(
+    rows: list[Mapping[str, Any]],
+    baseline_rows: list[Mapping[str, Any]],
+    metric: str,
+    resamples: int = 2000,
+    seed: int = 0,
+    groups: list[str] | None = None,
+) -> dict[str, Any]:
     """How far `rows` beat `baseline_rows` on `metric`, question by question (the two lists hold
     the same questions in the same order): the mean difference, its 95% paired bootstrap interval
     (`scipy.stats.bootstrap`, percentile method, fixed seed), and how many questions each side wins.
@@ -192,12 +225,17 @@ def paired_difference(rows: list[Mapping[str, Any]], baseline_rows: list[Mapping
         raise ValueError(f"paired rows differ in length: {len(rows)} and {len(baseline_rows)}")
     if groups is not None and len(groups) != len(rows):
         raise ValueError(f"need one group per row: {len(groups)} groups for {len(rows)} rows")
-    kept = [(row[metric], base[metric], groups[i] if groups is not None else None)
-            for i, (row, base) in enumerate(zip(rows, baseline_rows))
-            if row.get(metric) is not None and base.get(metric) is not None]
+    kept = [
+        (row[metric], base[metric], groups[i] if groups is not None else None)
+        for i, (row, base) in enumerate(zip(rows, baseline_rows))
+        if row.get(metric) is not None and base.get(metric) is not None
+    ]
     differences = [float(a) - float(b) for a, b, _ in kept]
-    result: dict[str, Any] = {"questions": len(differences), "better": sum(d > 0 for d in differences),
-                              "worse": sum(d < 0 for d in differences)}
+    result: dict[str, Any] = {
+        "questions": len(differences),
+        "better": sum(d > 0 for d in differences),
+        "worse": sum(d < 0 for d in differences),
+    }
     if groups is not None:
         by_group: dict[str, list[float]] = {}
         for (_, _, group), difference in zip(kept, differences):
@@ -208,9 +246,15 @@ def paired_difference(rows: list[Mapping[str, Any]], baseline_rows: list[Mapping
     mean = sum(differences) / len(differences)
     if max(differences) == min(differences):
         return {**result, "difference": mean, "ci95": [mean, mean]}
-    interval = bootstrap((differences,), lambda x, axis: x.mean(axis=axis), n_resamples=resamples,
-                         confidence_level=0.95, method="percentile", vectorized=True,
-                         rng=np.random.default_rng(seed)).confidence_interval
+    interval = bootstrap(
+        (differences,),
+        lambda x, axis: x.mean(axis=axis),
+        n_resamples=resamples,
+        confidence_level=0.95,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    ).confidence_interval
     return {**result, "difference": mean, "ci95": [float(interval.low), float(interval.high)]}
 
 

@@ -25,8 +25,14 @@ def process_pool(workers: int):
     return pool
 
 
-def results_in_processes(function: Callable, tasks: list[tuple], workers: int, description: str, progress: bool,
-                         sizes: list[int] | None = None) -> list:
+def results_in_processes(
+    function: Callable,
+    tasks: list[tuple],
+    workers: int,
+    description: str,
+    progress: bool,
+    sizes: list[int] | None = None,
+) -> list:
     """`function(*task)` for each task on `workers` processes, submitted and returned in the order
     given; the progress bar counts `sizes[i]` (default 1) when task i ends."""
     pool = process_pool(workers)

@@ -21,44 +21,71 @@ def _fmt(value) -> str:
 def write_scenario_report(results: dict, out: Path) -> None:
     """report.md (routing table, confusion matrices, signal contributions) and s_eff.png."""
     out = Path(out)
-    lines = [f"# Belief-revision scenarios — {results['data']}", "",
-             f"{results['scenarios']} scenarios, run {results['date']}; calibration `{results['calibration']}` "
-             f"fitted on `{results.get('calibration_fitted_on')}`. Default scorer `{results['default_scorer']}`, "
-             f"router `{results['default_router']}`.", "",
-             "| routing | accuracy | macro-F1 | accuracy per language | current over outdated "
-             "| … per language | dense baseline: current over outdated (per language) | supersession hit rate "
-             "| supersession precision | false alarms (low → high) | still-true fact first on low (dense) "
-             "| LLM calls per probe | level sources | relation verdict alone: accuracy |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Belief-revision scenarios — {results['data']}",
+        "",
+        f"{results['scenarios']} scenarios, run {results['date']}; calibration `{results['calibration']}` "
+        f"fitted on `{results.get('calibration_fitted_on')}`. Default scorer `{results['default_scorer']}`, "
+        f"router `{results['default_router']}`.",
+        "",
+        "| routing | accuracy | macro-F1 | accuracy per language | current over outdated "
+        "| … per language | dense baseline: current over outdated (per language) | supersession hit rate "
+        "| supersession precision | false alarms (low → high) | still-true fact first on low (dense) "
+        "| LLM calls per probe | level sources | relation verdict alone: accuracy |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, m in results["scorers"].items():
         label = name if name.startswith(("calibrated", "pair", "routing")) else f"{name} + thresholds"
         dense = ", ".join(f"{k} {v:.2f}" for k, v in m.get("dense_current_over_outdated_per_language", {}).items())
         languages = ", ".join(f"{k} {v:.2f}" for k, v in m["per_language"].items())
         revisions = ", ".join(f"{k} {v:.2f}" for k, v in m.get("current_over_outdated_per_language", {}).items())
         sources = ", ".join(f"{k} {v}" for k, v in m.get("level_sources", {}).items())
-        lines.append(f"| {label} | {_fmt(m['routing_accuracy'])} | {_fmt(m['macro_f1'])} | {languages} | "
-                     f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} "
-                     f"({dense}) | {_fmt(m.get('supersession_hit_rate'))} | {_fmt(m.get('supersession_precision'))} | "
-                     f"{_fmt(m.get('false_alarms_low'))} | {_fmt(m.get('standing_fact_first'))} "
-                     f"({_fmt(m.get('dense_standing_fact_first'))}) | {_fmt(m.get('llm_calls_per_probe'))} | {sources} | "
-                     f"{_fmt(m.get('pair_verdict_accuracy'))} |")
+        lines.append(
+            f"| {label} | {_fmt(m['routing_accuracy'])} | {_fmt(m['macro_f1'])} | {languages} | "
+            f"{_fmt(m['current_over_outdated'])} | {revisions} | {_fmt(m['dense_current_over_outdated'])} "
+            f"({dense}) | {_fmt(m.get('supersession_hit_rate'))} | {_fmt(m.get('supersession_precision'))} | "
+            f"{_fmt(m.get('false_alarms_low'))} | {_fmt(m.get('standing_fact_first'))} "
+            f"({_fmt(m.get('dense_standing_fact_first'))}) | {_fmt(m.get('llm_calls_per_probe'))} | {sources} | "
+            f"{_fmt(m.get('pair_verdict_accuracy'))} |"
+        )
     ablated = {name: m for name, m in results["scorers"].items() if m.get("current_over_outdated_ablated")}
     if ablated:
         names = list(next(iter(ablated.values()))["current_over_outdated_ablated"])
-        lines += ["", "Current over outdated with each retrieval mechanism left out (the same replay, the query asked "
-                      "again):", "", f"| routing | PCM | {' | '.join(names)} |", "|---|---|" + "---|" * len(names)]
-        lines += [f"| {name} | {_fmt(m['current_over_outdated'])} | "
-                  + " | ".join(_fmt(m["current_over_outdated_ablated"].get(n)) for n in names) + " |"
-                  for name, m in ablated.items()]
+        lines += [
+            "",
+            "Current over outdated with each retrieval mechanism left out (the same replay, the query asked again):",
+            "",
+            f"| routing | PCM | {' | '.join(names)} |",
+            "|---|---|" + "---|" * len(names),
+        ]
+        lines += [
+            f"| {name} | {_fmt(m['current_over_outdated'])} | "
+            + " | ".join(_fmt(m["current_over_outdated_ablated"].get(n)) for n in names)
+            + " |"
+            for name, m in ablated.items()
+        ]
     for name, m in results["scorers"].items():
         lines += ["", f"Confusion, {name} (rows expected, columns taken: low, medium, high): `{m['confusion']}`"]
     if results.get("signal_contributions"):
-        lines += ["", "Router accuracy on this file when fitted on the calibration file with all signals, "
-                      "and with each signal left out:", "", "| signals | accuracy |", "|---|---|"]
+        lines += [
+            "",
+            "Router accuracy on this file when fitted on the calibration file with all signals, "
+            "and with each signal left out:",
+            "",
+            "| signals | accuracy |",
+            "|---|---|",
+        ]
         lines += [f"| {k} | {v:.3f} |" for k, v in results["signal_contributions"].items()]
-    lines += ["", "![S_eff by expected level](s_eff.png)", "",
-              "Weights, turn by turn, of the stored message holding the current fact and of the one holding the "
-              "outdated fact (shipped router):", "", "![weight trajectories](weights.png)", ""]
+    lines += [
+        "",
+        "![S_eff by expected level](s_eff.png)",
+        "",
+        "Weights, turn by turn, of the stored message holding the current fact and of the one holding the "
+        "outdated fact (shipped router):",
+        "",
+        "![weight trajectories](weights.png)",
+        "",
+    ]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
     _plot_s_eff(results, out / "s_eff.png")
     _plot_weight_trajectories(results.get("records", {}).get(results["default_router"], []), out / "weights.png")
@@ -90,27 +117,44 @@ def _routing_lines(results: dict) -> list[str]:
     if not routing or not fitted:
         return []
     off = routing["routing_off_system"]
-    lines = ["", f"Conversations a shipped model was fitted on: {', '.join(fitted['conversations']) or 'none'} "
-             f"(their turns were \"low\" examples of the router in `{fitted['calibration']}`). Turns routed to "
-             "correction per conversation:", "",
-             "| conversation | fitted on | turns | routed to correction | questions |", "|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"Conversations a shipped model was fitted on: {', '.join(fitted['conversations']) or 'none'} "
+        f'(their turns were "low" examples of the router in `{fitted["calibration"]}`). Turns routed to '
+        "correction per conversation:",
+        "",
+        "| conversation | fitted on | turns | routed to correction | questions |",
+        "|---|---|---|---|---|",
+    ]
     for name, c in results["per_conversation"].items():
         share = c["correction_turns"] / c["turns"] if c["turns"] else None
-        lines.append(f"| {name} | {'yes' if c['fitted_on'] else 'no'} | {c['turns']} | {c['correction_turns']} "
-                     f"({_fmt(share)}) | {c['questions']} |")
-    lines += ["", f"Routing on (pcm) against off ({off}: every turn to maintenance), over all conversations and over "
-              "those no shipped model was fitted on; PCM minus routing off question by question (mean, 95% paired "
-              "bootstrap interval, questions it wins / loses):", "",
-              f"| conversations | turns | routed to correction | questions | pcm recall@10 | {off} recall@10 "
-              "| pcm − routing off, recall@10 |", "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {name} | {'yes' if c['fitted_on'] else 'no'} | {c['turns']} | {c['correction_turns']} "
+            f"({_fmt(share)}) | {c['questions']} |"
+        )
+    lines += [
+        "",
+        f"Routing on (pcm) against off ({off}: every turn to maintenance), over all conversations and over "
+        "those no shipped model was fitted on; PCM minus routing off question by question (mean, 95% paired "
+        "bootstrap interval, questions it wins / loses):",
+        "",
+        f"| conversations | turns | routed to correction | questions | pcm recall@10 | {off} recall@10 "
+        "| pcm − routing off, recall@10 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for label, group in (("all", routing["all"]), ("no model fitted on them", routing["not_fitted_on"])):
         gap = group["pcm_minus_routing_off"]["recall@10"]
-        lead = (f"{gap['difference']:+.3f} [{gap['ci95'][0]:+.3f}, {gap['ci95'][1]:+.3f}] {gap['better']}/{gap['worse']}"
-                if gap.get("difference") is not None else "n/a")
-        lines.append(f"| {label} ({', '.join(group['conversations']) or 'none'}) | {group['turns']} | "
-                     f"{group['correction_turns']} ({_fmt(group['correction_share'])}) | {group['questions']} | "
-                     f"{_fmt(group['recall']['pcm']['recall@10'])} | {_fmt(group['recall'][off]['recall@10'])} | "
-                     f"{lead} |")
+        lead = (
+            f"{gap['difference']:+.3f} [{gap['ci95'][0]:+.3f}, {gap['ci95'][1]:+.3f}] {gap['better']}/{gap['worse']}"
+            if gap.get("difference") is not None
+            else "n/a"
+        )
+        lines.append(
+            f"| {label} ({', '.join(group['conversations']) or 'none'}) | {group['turns']} | "
+            f"{group['correction_turns']} ({_fmt(group['correction_share'])}) | {group['questions']} | "
+            f"{_fmt(group['recall']['pcm']['recall@10'])} | {_fmt(group['recall'][off]['recall@10'])} | "
+            f"{lead} |"
+        )
     return lines
 
 
@@ -118,11 +162,16 @@ def _qa_lines(qa: dict) -> list[str]:
     """QA metrics per category (category 5 is scored on abstaining), or why there are none."""
     if "skipped" in qa:
         return [f"QA: skipped — {qa['skipped']}"]
-    metrics = [m for m in ("exact_match", "token_f1", "contains_match", "numeric_match", "llm_judge", "abstained")
-               if m in qa]
-    lines = ["QA (answers from PCM's top-10 memories; category 5 scored on abstaining):", "",
-             "| category | count | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 2) + "|",
-             "| all | " + f"{qa['count']} | " + " | ".join(_fmt(qa.get(m)) for m in metrics) + " |"]
+    metrics = [
+        m for m in ("exact_match", "token_f1", "contains_match", "numeric_match", "llm_judge", "abstained") if m in qa
+    ]
+    lines = [
+        "QA (answers from PCM's top-10 memories; category 5 scored on abstaining):",
+        "",
+        "| category | count | " + " | ".join(metrics) + " |",
+        "|---" * (len(metrics) + 2) + "|",
+        "| all | " + f"{qa['count']} | " + " | ".join(_fmt(qa.get(m)) for m in metrics) + " |",
+    ]
     for category, m in qa.get("per_category", {}).items():
         lines.append(f"| {category} | {m['count']} | " + " | ".join(_fmt(m.get(k)) for k in metrics) + " |")
     return lines
@@ -139,8 +188,14 @@ def _plot_weight_trajectories(records: list[dict], path: Path) -> None:
             for key, style in (("current", "-"), ("outdated", "--")):
                 values = [point[key] for point in record["trajectory"]]
                 if any(v is not None for v in values):
-                    axis.plot(steps, [float("nan") if v is None else v for v in values], style, alpha=0.5,
-                              color=COLOURS["low"] if key == "current" else COLOURS["high"], marker=".")
+                    axis.plot(
+                        steps,
+                        [float("nan") if v is None else v for v in values],
+                        style,
+                        alpha=0.5,
+                        color=COLOURS["low"] if key == "current" else COLOURS["high"],
+                        marker=".",
+                    )
         axis.set_title(f"expected {level}")
         axis.set_xlabel("turn (0 = probe)")
         axis.set_ylim(0, 1)
@@ -158,40 +213,69 @@ def write_locomo_report(results: dict, out: Path) -> None:
     out = Path(out)
     systems = results["systems"]
     metrics = ["recall@1", "recall@5", "recall@10", "recall@20", "session_hit@5", "ndcg@10"]
-    lines = [f"# LoCoMo retrieval — {results.get('data')}", "",
-             f"{len(results['conversations'])} conversations ({', '.join(results['conversations'])}), "
-             f"{results['questions']} questions (categories 1–4 with evidence), run {results['date']} on "
-             f"{results['machine']}. Settings: {results['settings']}.", "",
-             "| system | " + " | ".join(metrics) + " | seconds |", "|---" * (len(metrics) + 2) + "|"]
+    lines = [
+        f"# LoCoMo retrieval — {results.get('data')}",
+        "",
+        f"{len(results['conversations'])} conversations ({', '.join(results['conversations'])}), "
+        f"{results['questions']} questions (categories 1–4 with evidence), run {results['date']} on "
+        f"{results['machine']}. Settings: {results['settings']}.",
+        "",
+        "| system | " + " | ".join(metrics) + " | seconds |",
+        "|---" * (len(metrics) + 2) + "|",
+    ]
     for name, m in systems.items():
         lines.append(f"| {name} | " + " | ".join(_fmt(m.get(k)) for k in metrics) + f" | {m.get('seconds')} |")
     categories = sorted({c for m in systems.values() for c in m.get("per_category", {})}, key=str)
-    lines += ["", "Turn-level recall@10 per category:", "",
-              "| system | " + " | ".join(f"cat {c}" for c in categories) + " |", "|---" * (len(categories) + 1) + "|"]
+    lines += [
+        "",
+        "Turn-level recall@10 per category:",
+        "",
+        "| system | " + " | ".join(f"cat {c}" for c in categories) + " |",
+        "|---" * (len(categories) + 1) + "|",
+    ]
     for name, m in systems.items():
         per = m.get("per_category", {})
         lines.append(f"| {name} | " + " | ".join(_fmt(per.get(c, {}).get("recall@10")) for c in categories) + " |")
     versus = results.get("versus_pcm") or {}
     if versus:
         compared = list(next(iter(versus.values())))
-        lines += ["", "Each system minus PCM, question by question (mean difference, 95% paired bootstrap "
-                  "interval, questions it wins / loses): an interval holding 0 does not tell the two apart.", "",
-                  "| system | " + " | ".join(compared) + " |", "|---" * (len(compared) + 1) + "|"]
+        lines += [
+            "",
+            "Each system minus PCM, question by question (mean difference, 95% paired bootstrap "
+            "interval, questions it wins / loses): an interval holding 0 does not tell the two apart.",
+            "",
+            "| system | " + " | ".join(compared) + " |",
+            "|---" * (len(compared) + 1) + "|",
+        ]
         for name, by_metric in versus.items():
-            cells = [f"{d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] {d['better']}/{d['worse']}"
-                     if d.get("difference") is not None else "n/a" for d in by_metric.values()]
+            cells = [
+                f"{d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] {d['better']}/{d['worse']}"
+                if d.get("difference") is not None
+                else "n/a"
+                for d in by_metric.values()
+            ]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        per_conversation = {name: by_metric["recall@10"]["per_group"] for name, by_metric in versus.items()
-                            if (by_metric.get("recall@10") or {}).get("per_group")}
+        per_conversation = {
+            name: by_metric["recall@10"]["per_group"]
+            for name, by_metric in versus.items()
+            if (by_metric.get("recall@10") or {}).get("per_group")
+        }
         if per_conversation:
             conversations = list(next(iter(per_conversation.values())))
-            lines += ["", "Recall@10, each system minus PCM per conversation (conversations it wins / loses):", "",
-                      "| system | " + " | ".join(conversations) + " | won / lost |",
-                      "|---" * (len(conversations) + 2) + "|"]
+            lines += [
+                "",
+                "Recall@10, each system minus PCM per conversation (conversations it wins / loses):",
+                "",
+                "| system | " + " | ".join(conversations) + " | won / lost |",
+                "|---" * (len(conversations) + 2) + "|",
+            ]
             for name, by_conversation in per_conversation.items():
                 values = [by_conversation[c] for c in conversations]
-                lines.append(f"| {name} | " + " | ".join(f"{v:+.3f}" for v in values)
-                             + f" | {sum(v > 0 for v in values)} / {sum(v < 0 for v in values)} |")
+                lines.append(
+                    f"| {name} | "
+                    + " | ".join(f"{v:+.3f}" for v in values)
+                    + f" | {sum(v > 0 for v in values)} / {sum(v < 0 for v in values)} |"
+                )
     lines += _routing_lines(results)
     lines += ["", "Cost:", "", "```", *(f"{k}: {v}" for k, v in results["cost"].items()), "```", ""]
     lines += _qa_lines(results["qa"]) + ["", "![recall@k](recall_at_k.png)", ""]
@@ -199,8 +283,9 @@ def write_locomo_report(results: dict, out: Path) -> None:
     fig, axis = plt.subplots(figsize=(6, 4))
     ks = [1, 5, 10, 20]
     for name, m in systems.items():
-        axis.plot(ks, [m.get(f"recall@{k}") or 0 for k in ks], marker="o", label=name,
-                  linewidth=2.5 if name == "pcm" else 1.2)
+        axis.plot(
+            ks, [m.get(f"recall@{k}") or 0 for k in ks], marker="o", label=name, linewidth=2.5 if name == "pcm" else 1.2
+        )
     axis.set_xlabel("k")
     axis.set_ylabel("turn-level recall@k")
     axis.set_title("LoCoMo retrieval")
@@ -225,8 +310,9 @@ def analyze_runs(runs: list[Path], misses: int = 10) -> str:
         for name, records in results.get("records", {}).items():
             values = sorted(r["s_eff"] for r in records)
             if values:
-                lines.append(f"  S_eff[{name}] min {values[0]:.3f} median {values[len(values) // 2]:.3f} "
-                             f"max {values[-1]:.3f}")
+                lines.append(
+                    f"  S_eff[{name}] min {values[0]:.3f} median {values[len(values) // 2]:.3f} max {values[-1]:.3f}"
+                )
         if results.get("cost", {}).get("agents"):
             lines.append(f"  agents during ingestion: {results['cost']['agents']}")
         for miss in results.get("misses", [])[:misses]:

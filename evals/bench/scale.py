@@ -5,9 +5,9 @@ a `chroma run` server on loopback, both started here) and each size, one user's 
 bulk-loaded through the documented path, `memory.add_node(MemoryNode(...), reason=...,
 agent=..., embedding=...)` then `save()`, from LoCoMo turns: every turn of every conversation
 once, then again with a counter where more are needed ("... (copy 3)"). Each distinct turn is
-embedded once (and kept in `<out>/embeddings.npz` for the next run); a copy reuses its original's vector with a small fixed perturbation (so the
-vector index does not hold exact duplicates). Then a fresh process (models loaded first, not
-timed) measures:
+embedded once (and kept in `<out>/embeddings.npz` for the next run); a copy reuses its original's
+vector with a small fixed perturbation (so the vector index does not hold exact duplicates). Then a
+fresh process (models loaded first, not timed) measures:
 
 - cold open: opening that user's memory from the store (rows, lexical index, vector index
   check), after connecting to the stores (reported apart: it does not depend on the size);
@@ -83,7 +83,7 @@ class TurnSource:
         if cache is not None and cache.exists() and list(np.load(cache)["texts"]) == texts:
             vectors = np.load(cache)["vectors"]
         else:
-            vectors = np.concatenate([embedder.encode(texts[i:i + 2048]) for i in range(0, len(texts), 2048)])
+            vectors = np.concatenate([embedder.encode(texts[i : i + 2048]) for i in range(0, len(texts), 2048)])
             if cache is not None:
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 np.savez(cache, texts=np.asarray(texts), vectors=vectors)
@@ -102,10 +102,18 @@ class TurnSource:
             vector = vector + PERTURBATION * self.rng.standard_normal(vector.shape).astype(np.float32)
             vector /= np.linalg.norm(vector)
         moment = (session.timestamp or session_time_fallback()) - timedelta(days=400 * (copy + 1))
-        node = MemoryNode(id=f"m-bulk-{user_tag}{index}", content=content, type=NodeType.FACT, weight=0.6,
-                          created_at=moment, updated_at=moment, last_accessed=moment,
-                          source=MemorySource(turn=index, dialog_ids=[f"{sample}:{turn.dia_id}#{copy}"],
-                                              speaker=turn.speaker, session_time=moment))
+        node = MemoryNode(
+            id=f"m-bulk-{user_tag}{index}",
+            content=content,
+            type=NodeType.FACT,
+            weight=0.6,
+            created_at=moment,
+            updated_at=moment,
+            last_accessed=moment,
+            source=MemorySource(
+                turn=index, dialog_ids=[f"{sample}:{turn.dia_id}#{copy}"], speaker=turn.speaker, session_time=moment
+            ),
+        )
         return node, vector
 
 
@@ -166,9 +174,13 @@ def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int
                 break
             before = bytes_written()
             began = time.perf_counter()
-            pcm.process(turn.full_text, user_id=user_id, speaker=turn.speaker,
-                        timestamp=session.timestamp.isoformat() if session.timestamp else None,
-                        dialog_ids=[f"bench:{turn.dia_id}"])
+            pcm.process(
+                turn.full_text,
+                user_id=user_id,
+                speaker=turn.speaker,
+                timestamp=session.timestamp.isoformat() if session.timestamp else None,
+                dialog_ids=[f"bench:{turn.dia_id}"],
+            )
             timings.append(time.perf_counter() - began)
             written.append(bytes_written() - before)
     server_bytes_per_turn = (server_bytes(ctx, chroma_path) - server_bytes_before) / max(1, len(timings))
@@ -178,11 +190,20 @@ def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int
         pcm.search(question.question, user_id=user_id)
         searches.append(time.perf_counter() - began)
     seconds = np.asarray(timings)
-    return {"memories": size, "connect_s": connect, "cold_open_s": cold_open, "process_p50_s": float(np.percentile(seconds, 50)),
-            "process_p95_s": float(np.percentile(seconds, 95)), "search_p50_ms": 1000 * float(np.median(searches)),
-            "bytes_per_turn": float(np.mean(written)) + server_bytes_per_turn,
-            "client_bytes_per_turn": float(np.mean(written)), "server_bytes_per_turn": server_bytes_per_turn,
-            "rss_mb": rss_mb(), "turns": len(timings), "searches": len(searches)}
+    return {
+        "memories": size,
+        "connect_s": connect,
+        "cold_open_s": cold_open,
+        "process_p50_s": float(np.percentile(seconds, 50)),
+        "process_p95_s": float(np.percentile(seconds, 95)),
+        "search_p50_ms": 1000 * float(np.median(searches)),
+        "bytes_per_turn": float(np.mean(written)) + server_bytes_per_turn,
+        "client_bytes_per_turn": float(np.mean(written)),
+        "server_bytes_per_turn": server_bytes_per_turn,
+        "rss_mb": rss_mb(),
+        "turns": len(timings),
+        "searches": len(searches),
+    }
 
 
 def serve_many(ctx: PCMContext, users: int, data: str) -> dict:
@@ -201,9 +222,13 @@ def serve_many(ctx: PCMContext, users: int, data: str) -> dict:
         began = time.perf_counter()
         pcm.process(turn.full_text, user_id=f"user-{index}", speaker=turn.speaker)
         timings.append(time.perf_counter() - began)
-    return {"served_turns": users, "seconds": time.perf_counter() - started,
-            "process_p50_s": float(np.median(timings)), "peak_rss_mb": peak_rss_mb(),
-            "open_memories": len(services.store.cached_users())}
+    return {
+        "served_turns": users,
+        "seconds": time.perf_counter() - started,
+        "process_p50_s": float(np.median(timings)),
+        "peak_rss_mb": peak_rss_mb(),
+        "open_memories": len(services.store.cached_users()),
+    }
 
 
 def count_nodes(ctx: PCMContext, users: int) -> dict:
@@ -218,22 +243,42 @@ def count_nodes(ctx: PCMContext, users: int) -> dict:
 def _in_fresh_process(function: str, ctx: PCMContext, *args) -> dict:
     fields = {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)}
     payload = json.dumps({"function": function, "ctx": fields, "args": args})
-    run = subprocess.run([sys.executable, "-m", "evals.bench.scale", payload], capture_output=True, text=True,
-                         timeout=3600, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    run = subprocess.run(
+        [sys.executable, "-m", "evals.bench.scale", payload],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+    )
     if run.returncode != 0:
         raise RuntimeError(f"{function} failed: {run.stderr[-3000:]}")
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------------- the benchmark
-def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int, questions: int,
-              configurations: list[str], progress=logger.info, embedding_cache: Path | None = None) -> dict:
+def run_scale(
+    data: str,
+    sizes: list[int],
+    users: int,
+    per_user: int,
+    turns: int,
+    questions: int,
+    configurations: list[str],
+    progress=logger.info,
+    embedding_cache: Path | None = None,
+) -> dict:
     from pcm.devservers import start_chroma, start_postgres, stop_chroma, stop_postgres
     from pcm.services import Services
 
     conversations = load_locomo(data)
-    results: dict = {"data": data, "sizes": sizes, "machine": f"{platform.machine()} cpus={os.cpu_count()}",
-                     "python": platform.python_version(), "rows": [], "many_users": []}
+    results: dict = {
+        "data": data,
+        "sizes": sizes,
+        "machine": f"{platform.machine()} cpus={os.cpu_count()}",
+        "python": platform.python_version(),
+        "rows": [],
+        "many_users": [],
+    }
     base = load_context(router="calibrated")
     embedder = Services(base.replace(data_dir=tempfile.mkdtemp(prefix="pcm-scale-embed-"))).embedder
     source = TurnSource(conversations, embedder, embedding_cache)
@@ -251,8 +296,13 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
                     chroma = start_chroma(f"{folder}/chroma-server")
                     servers["chroma"] = chroma["pid"]
                     servers["chroma_path"] = f"{folder}/chroma-server"
-                    ctx = ctx.replace(graph_store="postgres", checkpointer="postgres", vector_store="chroma-server",
-                                      postgres_url=postgres["url"], chroma_url=chroma["url"])
+                    ctx = ctx.replace(
+                        graph_store="postgres",
+                        checkpointer="postgres",
+                        vector_store="chroma-server",
+                        postgres_url=postgres["url"],
+                        chroma_url=chroma["url"],
+                    )
                 store = Services(ctx).store
                 loaded = 0
                 user_id = "bench-user"
@@ -260,9 +310,14 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
                     user_id = f"bench-{size}"
                     seconds = bulk_load(store, user_id, source, size)
                     progress(f"[{configuration}] bulk-loaded {size} memories in {seconds:.0f} s")
-                    row = {"configuration": configuration, "size": size, "bulk_load_s": seconds,
-                           **_in_fresh_process("measure", ctx, user_id, data, turns, questions,
-                                               servers.get("chroma_path", ""))}
+                    row = {
+                        "configuration": configuration,
+                        "size": size,
+                        "bulk_load_s": seconds,
+                        **_in_fresh_process(
+                            "measure", ctx, user_id, data, turns, questions, servers.get("chroma_path", "")
+                        ),
+                    }
                     results["rows"].append(row)
                     progress(json.dumps(row))
                     loaded += size
@@ -275,9 +330,15 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
                     progress(f"[{configuration}] bulk-loaded {users} users x {per_user} in {load_seconds:.0f} s")
                     served = _in_fresh_process("serve_many", many, users, data)
                     counted = _in_fresh_process("count_nodes", many, users)
-                    row = {"configuration": configuration, "users": users, "per_user": per_user,
-                           "bulk_load_s": load_seconds, **served, "counted": counted,
-                           "expected_nodes_at_least": users * (per_user + 1)}
+                    row = {
+                        "configuration": configuration,
+                        "users": users,
+                        "per_user": per_user,
+                        "bulk_load_s": load_seconds,
+                        **served,
+                        "counted": counted,
+                        "expected_nodes_at_least": users * (per_user + 1),
+                    }
                     results["many_users"].append(row)
                     progress(json.dumps(row))
         finally:
@@ -289,20 +350,30 @@ def run_scale(data: str, sizes: list[int], users: int, per_user: int, turns: int
 
 
 def report(results: dict) -> str:
-    lines = ["| storage | memories | process p50 | process p95 | search p50 | bytes written / turn | cold open "
-             "(+ connect) | RSS |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| storage | memories | process p50 | process p95 | search p50 | bytes written / turn | cold open "
+        "(+ connect) | RSS |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for row in results["rows"]:
-        lines.append(f"| {row['configuration']} | {row['size']:,} | {row['process_p50_s']:.3f} s | "
-                     f"{row['process_p95_s']:.3f} s | {row['search_p50_ms']:.0f} ms | "
-                     f"{row['bytes_per_turn'] / 1024:.0f} KiB | {row['cold_open_s']:.2f} s (+{row.get('connect_s', 0):.2f} s) | "
-                     f"{row['rss_mb']:.0f} MB |")
+        lines.append(
+            f"| {row['configuration']} | {row['size']:,} | {row['process_p50_s']:.3f} s | "
+            f"{row['process_p95_s']:.3f} s | {row['search_p50_ms']:.0f} ms | "
+            f"{row['bytes_per_turn'] / 1024:.0f} KiB | {row['cold_open_s']:.2f} s (+{row.get('connect_s', 0):.2f} s) | "
+            f"{row['rss_mb']:.0f} MB |"
+        )
     if results["many_users"]:
-        lines += ["", "| storage | users × memories | turns served | process p50 | peak RSS (LRU 64) | "
-                      "nodes after reopening |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| storage | users × memories | turns served | process p50 | peak RSS (LRU 64) | nodes after reopening |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in results["many_users"]:
-            lines.append(f"| {row['configuration']} | {row['users']:,} × {row['per_user']} | {row['served_turns']:,} "
-                         f"| {row['process_p50_s']:.3f} s | {row['peak_rss_mb']:.0f} MB | "
-                         f"{row['counted']['nodes']:,} (≥ {row['expected_nodes_at_least']:,} expected) |")
+            lines.append(
+                f"| {row['configuration']} | {row['users']:,} × {row['per_user']} | {row['served_turns']:,} "
+                f"| {row['process_p50_s']:.3f} s | {row['peak_rss_mb']:.0f} MB | "
+                f"{row['counted']['nodes']:,} (≥ {row['expected_nodes_at_least']:,} expected) |"
+            )
     return "\n".join(lines)
 
 

@@ -87,8 +87,12 @@ def current_wins(contents: list[str], current: str, outdated: str | None) -> boo
 #: high scenario's query again without each (same replay, same memory), bench-locomo scores each
 #: as a system (`pcm-no-*`); expansion is what places a successor above what it supersedes (and a
 #: contesting statement above what it contests: `no-contests` leaves out only that)
-SEARCH_ABLATIONS = {"no-intent": {"use_intent": False}, "no-weights": {"use_weights": False},
-                    "no-expansion": {"expand": False}, "no-contests": {"use_contests": False}}
+SEARCH_ABLATIONS = {
+    "no-intent": {"use_intent": False},
+    "no-weights": {"use_weights": False},
+    "no-expansion": {"expand": False},
+    "no-contests": {"use_contests": False},
+}
 
 
 @dataclass
@@ -159,8 +163,9 @@ def replay_moment(index: int) -> str:
     return (REPLAY_START + timedelta(seconds=index)).isoformat()
 
 
-def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | None = None,
-                  progress: bool = True, workers: int = 1) -> list[ScenarioRecord]:
+def run_scenarios(
+    scenarios: list[dict], ctx: PCMContext, services: Services | None = None, progress: bool = True, workers: int = 1
+) -> list[ScenarioRecord]:
     """Replay every scenario in its own user namespace of a temporary data directory, on a fixed
     clock (`REPLAY_START`), so the same code gives the same records on any day. With `workers` > 1
     the scenarios are replayed in that many processes (`replay_in_processes`)."""
@@ -173,7 +178,9 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
         ctx = ctx.replace(data_dir=folder)
         services = Services(ctx) if services is None else services.with_context(ctx)
         pcm = PCM(ctx, services, checkpointer=InMemorySaver())
-        for scenario in tqdm(scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=None if progress else True):
+        for scenario in tqdm(
+            scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=None if progress else True
+        ):
             user = f"scenario-{scenario['id']}"
             trajectory = []
             for index, message in enumerate([*scenario["history"], scenario["probe"]]):
@@ -184,27 +191,53 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
             contents = [m.content for m in found]
             is_high = scenario["expected_level"] == "high" and scenario.get("outdated")
             dense = dense_baseline_contents(services, [*scenario["history"], scenario["probe"]], scenario["query"])
-            ablated = {name: current_wins([m.content for m in pcm.search(scenario["query"], user_id=user, top_k=20,
-                                                                        **options)],
-                                          scenario["current"], scenario.get("outdated"))
-                       for name, options in SEARCH_ABLATIONS.items()} if is_high else None
+            ablated = (
+                {
+                    name: current_wins(
+                        [m.content for m in pcm.search(scenario["query"], user_id=user, top_k=20, **options)],
+                        scenario["current"],
+                        scenario.get("outdated"),
+                    )
+                    for name, options in SEARCH_ABLATIONS.items()
+                }
+                if is_high
+                else None
+            )
             graph = pcm.memory(user)
-            records.append(ScenarioRecord(
-                id=scenario["id"], lang=scenario.get("lang", "en"), expected=scenario["expected_level"],
-                level=packet["level"], level_source=packet["level_source"], s_raw=packet["s_raw"],
-                retrieval_entropy=packet["retrieval_entropy"], s_eff=packet["s_eff"], signals=packet["signals"],
-                current_over_outdated=current_wins(contents, scenario["current"], scenario.get("outdated"))
-                if is_high else None,
-                dense_current_over_outdated=current_wins(dense, scenario["current"], scenario.get("outdated"))
-                if is_high else None,
-                weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()}, trajectory=trajectory,
-                llm_calls=(out.get("llm_usage") or {}).get("calls", 0),
-                superseded=superseded_by(graph, out["changes"][0]["node_id"]) if out.get("agent") == "correction" else None, outdated=scenario.get("outdated"), kind=scenario.get("kind"),
-                current_over_outdated_ablated=ablated,
-                standing_first=standing_first(contents, scenario) if scenario["expected_level"] == "low" else None,
-                dense_standing_first=standing_first(dense, scenario) if scenario["expected_level"] == "low" else None,
-                level_probabilities=packet.get("level_probabilities") or None,
-                pair_verdict_level=pair_verdict_level(packet.get("relations"))))
+            records.append(
+                ScenarioRecord(
+                    id=scenario["id"],
+                    lang=scenario.get("lang", "en"),
+                    expected=scenario["expected_level"],
+                    level=packet["level"],
+                    level_source=packet["level_source"],
+                    s_raw=packet["s_raw"],
+                    retrieval_entropy=packet["retrieval_entropy"],
+                    s_eff=packet["s_eff"],
+                    signals=packet["signals"],
+                    current_over_outdated=current_wins(contents, scenario["current"], scenario.get("outdated"))
+                    if is_high
+                    else None,
+                    dense_current_over_outdated=current_wins(dense, scenario["current"], scenario.get("outdated"))
+                    if is_high
+                    else None,
+                    weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()},
+                    trajectory=trajectory,
+                    llm_calls=(out.get("llm_usage") or {}).get("calls", 0),
+                    superseded=superseded_by(graph, out["changes"][0]["node_id"])
+                    if out.get("agent") == "correction"
+                    else None,
+                    outdated=scenario.get("outdated"),
+                    kind=scenario.get("kind"),
+                    current_over_outdated_ablated=ablated,
+                    standing_first=standing_first(contents, scenario) if scenario["expected_level"] == "low" else None,
+                    dense_standing_first=standing_first(dense, scenario)
+                    if scenario["expected_level"] == "low"
+                    else None,
+                    level_probabilities=packet.get("level_probabilities") or None,
+                    pair_verdict_level=pair_verdict_level(packet.get("relations")),
+                )
+            )
     return records
 
 
@@ -213,17 +246,23 @@ def run_scenarios(scenarios: list[dict], ctx: PCMContext, services: Services | N
 REPLAY_BATCH = 8
 
 
-def replay_in_processes(scenarios: list[dict], ctx: PCMContext, services: Services | None, progress: bool,
-                        workers: int) -> list[ScenarioRecord]:
+def replay_in_processes(
+    scenarios: list[dict], ctx: PCMContext, services: Services | None, progress: bool, workers: int
+) -> list[ScenarioRecord]:
     """`run_scenarios` over `workers` processes (`evals.bench.processes`). Each scenario is its own user
     on a fixed clock, so the records are those of one process, in the order given: the same
     decisions, and numbers equal to 1e-6 (texts embedded in other batches differ in the last bits;
     `make bench-scenarios` on dev3 measured it, see the log)."""
     refuse_given_chat_model(services)
-    batches = [scenarios[start:start + REPLAY_BATCH] for start in range(0, len(scenarios), REPLAY_BATCH)]
-    replayed = results_in_processes(run_scenarios, [(batch, ctx, None, False) for batch in batches], workers,
-                                    f"scenarios ({ctx.scorer}/{ctx.router}, {workers} processes)", progress,
-                                    sizes=[len(batch) for batch in batches])
+    batches = [scenarios[start : start + REPLAY_BATCH] for start in range(0, len(scenarios), REPLAY_BATCH)]
+    replayed = results_in_processes(
+        run_scenarios,
+        [(batch, ctx, None, False) for batch in batches],
+        workers,
+        f"scenarios ({ctx.scorer}/{ctx.router}, {workers} processes)",
+        progress,
+        sizes=[len(batch) for batch in batches],
+    )
     return [record for records in replayed for record in records]
 
 
@@ -271,8 +310,9 @@ def supersession_metrics(records: list[ScenarioRecord]) -> dict:
     lows = [r for r in records if r.expected == "low"]
     traps = [r for r in lows if r.kind == "trap"]
     return {
-        "supersession_hit_rate": float(np.mean([any(holds(c, r.outdated) for c in r.superseded)
-                                                for r in corrected])) if corrected else None,
+        "supersession_hit_rate": float(np.mean([any(holds(c, r.outdated) for c in r.superseded) for r in corrected]))
+        if corrected
+        else None,
         "supersession_precision": float(np.mean(superseded)) if superseded else None,
         "corrected_high_probes": len(corrected),
         "superseded_memories": len(superseded),
@@ -307,30 +347,52 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
     dense = [r.dense_current_over_outdated for r in records if r.dense_current_over_outdated is not None]
     return {
         "routing_accuracy": float(np.trace(confusion) / max(1, confusion.sum())),
-        "pair_verdict_accuracy": _share([r.pair_verdict_level == r.expected if r.pair_verdict_level else None
-                                         for r in records]),
+        "pair_verdict_accuracy": _share(
+            [r.pair_verdict_level == r.expected if r.pair_verdict_level else None for r in records]
+        ),
         "macro_f1": float(np.mean(f1s)),
         "current_over_outdated": float(np.mean(revisions)) if revisions else None,
         "current_over_outdated_ablated": {
-            name: float(np.mean(wins)) for name in SEARCH_ABLATIONS
-            if (wins := [r.current_over_outdated_ablated[name] for r in records
-                         if name in (r.current_over_outdated_ablated or {})])},
+            name: float(np.mean(wins))
+            for name in SEARCH_ABLATIONS
+            if (
+                wins := [
+                    r.current_over_outdated_ablated[name]
+                    for r in records
+                    if name in (r.current_over_outdated_ablated or {})
+                ]
+            )
+        },
         "dense_current_over_outdated": float(np.mean(dense)) if dense else None,
         "standing_fact_first": _share([r.standing_first for r in records]),
         "dense_standing_fact_first": _share([r.dense_standing_first for r in records]),
-        "per_language": {lang: float(np.mean([r.level == r.expected for r in records if r.lang == lang]))
-                         for lang in languages},
+        "per_language": {
+            lang: float(np.mean([r.level == r.expected for r in records if r.lang == lang])) for lang in languages
+        },
         "current_over_outdated_per_language": {
-            lang: float(np.mean(wins)) for lang in languages
-            if (wins := [r.current_over_outdated for r in records
-                         if r.lang == lang and r.current_over_outdated is not None])},
+            lang: float(np.mean(wins))
+            for lang in languages
+            if (
+                wins := [
+                    r.current_over_outdated for r in records if r.lang == lang and r.current_over_outdated is not None
+                ]
+            )
+        },
         "dense_current_over_outdated_per_language": {
-            lang: float(np.mean(wins)) for lang in languages
-            if (wins := [r.dense_current_over_outdated for r in records
-                         if r.lang == lang and r.dense_current_over_outdated is not None])},
+            lang: float(np.mean(wins))
+            for lang in languages
+            if (
+                wins := [
+                    r.dense_current_over_outdated
+                    for r in records
+                    if r.lang == lang and r.dense_current_over_outdated is not None
+                ]
+            )
+        },
         **supersession_metrics(records),
         "confusion": confusion.tolist(),
         "llm_calls_per_probe": float(np.mean([r.llm_calls for r in records])) if records else 0.0,
-        "level_sources": {s: sum(r.level_source == s for r in records)
-                          for s in sorted({r.level_source for r in records})},
+        "level_sources": {
+            s: sum(r.level_source == s for r in records) for s in sorted({r.level_source for r in records})
+        },
     }

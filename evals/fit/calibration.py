@@ -32,8 +32,9 @@ from pcm.world.knowledge_graph import atomic_write_text
 
 def scorer_s_eff(record, scorer: str, ctx: PCMContext) -> float:
     signals = record.signals
-    return effective_surprisal(raw_surprisal(scorer, signals, ctx.hybrid_alpha), signals["retrieval_entropy"],
-                               ctx.surprise_lambda)
+    return effective_surprisal(
+        raw_surprisal(scorer, signals, ctx.hybrid_alpha), signals["retrieval_entropy"], ctx.surprise_lambda
+    )
 
 
 def fit_thresholds(values: list[float], expected: list[str]) -> tuple[float, float]:
@@ -52,8 +53,9 @@ def fit_thresholds(values: list[float], expected: list[str]) -> tuple[float, flo
     return float(best_pair[0]), float(best_pair[1])
 
 
-def fit_router(records, features: tuple[str, ...] = FEATURES, c: float = 0.3,
-               weights: list[float] | None = None) -> dict:
+def fit_router(
+    records, features: tuple[str, ...] = FEATURES, c: float = 0.3, weights: list[float] | None = None
+) -> dict:
     """Class-balanced multinomial logistic regression on standardised signals; `c` is the inverse
     L2 strength (0.3: a few dozen scenarios cannot support large coefficients). `weights` (one per
     record, default 1) multiply the class-balancing weights: how much each source of examples counts."""
@@ -62,12 +64,20 @@ def fit_router(records, features: tuple[str, ...] = FEATURES, c: float = 0.3,
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
     balance = {level: len(y) / (len(set(y)) * int((y == level).sum())) for level in set(y)}
-    sample_weight = np.asarray([balance[level] for level in y]) * (1.0 if weights is None else np.asarray(weights, float))
+    sample_weight = np.asarray([balance[level] for level in y]) * (
+        1.0 if weights is None else np.asarray(weights, float)
+    )
     model = LogisticRegression(C=c, max_iter=3000)
     model.fit((x - mean) / scale, y, sample_weight=sample_weight)
     order = [list(model.classes_).index(level) for level in LEVELS]
-    return {"features": list(features), "classes": list(LEVELS), "mean": mean.tolist(), "scale": scale.tolist(),
-            "coef": model.coef_[order].tolist(), "intercept": model.intercept_[order].tolist()}
+    return {
+        "features": list(features),
+        "classes": list(LEVELS),
+        "mean": mean.tolist(),
+        "scale": scale.tolist(),
+        "coef": model.coef_[order].tolist(),
+        "intercept": model.intercept_[order].tolist(),
+    }
 
 
 def predict_router(spec: dict, records) -> list[str]:
@@ -84,9 +94,16 @@ ROUTER_FEATURES = (*FEATURES, *RELATION_FEATURES)
 CHEAP_ROUTER_FEATURES = (*CHEAP_FEATURES, *RELATION_FEATURES)
 
 
-def fit_calibration(records, ctx: PCMContext, source: str | Path, pair_records: list | None = None,
-                    pairs_note: dict | None = None, chat_records: list | None = None, chat_note: dict | None = None,
-                    file_weight: float = 1.0) -> dict:
+def fit_calibration(
+    records,
+    ctx: PCMContext,
+    source: str | Path,
+    pair_records: list | None = None,
+    pairs_note: dict | None = None,
+    chat_records: list | None = None,
+    chat_note: dict | None = None,
+    file_weight: float = 1.0,
+) -> dict:
     """θ per scorer on the scenario file's probes; both routers on them (each counted `file_weight`
     times) plus `pair_records` (scenarios built from the relation training pairs) and
     `chat_records` (turns of a conversation between friends, all "low"; `evals.fit.router_pairs`), if
@@ -105,8 +122,7 @@ def fit_calibration(records, ctx: PCMContext, source: str | Path, pair_records: 
         "pair_scenarios": {"count": len(pair_records or []), **(pairs_note or {})},
         "chat_turns": {"count": len(chat_records or []), **(chat_note or {})},
         "settings": {"surprise_lambda": ctx.surprise_lambda, "hybrid_alpha": ctx.hybrid_alpha},
-        "thresholds": {s: list(fit_thresholds([scorer_s_eff(r, s, ctx) for r in records], expected))
-                       for s in SCORERS},
+        "thresholds": {s: list(fit_thresholds([scorer_s_eff(r, s, ctx) for r in records], expected)) for s in SCORERS},
         "router": fit_router(everything, ROUTER_FEATURES, weights=weights),
         "router_cheap": fit_router(everything, CHEAP_ROUTER_FEATURES, weights=weights),
     }
@@ -114,6 +130,7 @@ def fit_calibration(records, ctx: PCMContext, source: str | Path, pair_records: 
 
 def signal_contributions(train, test) -> dict[str, float]:
     """Held-out accuracy of the router with all signals, and the drop when each one is left out."""
+
     def accuracy(features):
         spec = fit_router(train, features)
         return float(np.mean([p == r.expected for p, r in zip(predict_router(spec, test), test)]))

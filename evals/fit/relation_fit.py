@@ -55,6 +55,7 @@ BILINEAR_RANKS = (16, 24, 32)
 @dataclass(frozen=True)
 class Variant:
     """An input to compare: feature blocks, and the rank of the `bilinear` block's subspace (0: none)."""
+
     blocks: tuple[str, ...]
     rank: int = 0
 
@@ -64,13 +65,17 @@ VARIANTS: dict[str, Variant] = {
     "encoder": Variant(("product", "difference", "cosine")),
     "encoder+cues": Variant(("product", "difference", "cosine", "cues")),
     "encoder+statement+cues": Variant(_SHIPPED_BLOCKS),
-    **{f"encoder+statement+cues+bilinear{rank}": Variant((*_SHIPPED_BLOCKS, "bilinear"), rank)
-       for rank in BILINEAR_RANKS},
+    **{
+        f"encoder+statement+cues+bilinear{rank}": Variant((*_SHIPPED_BLOCKS, "bilinear"), rank)
+        for rank in BILINEAR_RANKS
+    },
 }
 C_GRID = (0.001, 0.003, 0.01, 0.03)
 HELD_OUT_SHARE = 0.2
 SEED = 0
-LM_PROMPT = "Earlier the user said: {memory}\nNow the user says: {statement}\nDoes this contradict what they said earlier?"
+LM_PROMPT = (
+    "Earlier the user said: {memory}\nNow the user says: {statement}\nDoes this contradict what they said earlier?"
+)
 
 
 def fit_basis(rows: list[dict], rank: int, vectors: dict[str, np.ndarray]) -> SubspaceBasis | None:
@@ -81,10 +86,15 @@ def fit_basis(rows: list[dict], rank: int, vectors: dict[str, np.ndarray]) -> Su
     return SubspaceBasis.fit(np.stack([vectors[t] for t in texts]), rank)
 
 
-def encoder_features(rows: list[dict], blocks: tuple[str, ...], vectors: dict[str, np.ndarray],
-                     basis: SubspaceBasis | None = None) -> np.ndarray:
-    return np.stack([pair_features(blocks, vectors[r["memory"]], vectors[r["statement"]], r["memory"],
-                                   r["statement"], basis) for r in rows])
+def encoder_features(
+    rows: list[dict], blocks: tuple[str, ...], vectors: dict[str, np.ndarray], basis: SubspaceBasis | None = None
+) -> np.ndarray:
+    return np.stack(
+        [
+            pair_features(blocks, vectors[r["memory"]], vectors[r["statement"]], r["memory"], r["statement"], basis)
+            for r in rows
+        ]
+    )
 
 
 def fit_head(x: np.ndarray, labels: list[str], c: float) -> tuple[StandardScaler, LogisticRegression]:
@@ -101,11 +111,21 @@ def most_likely(probabilities: np.ndarray) -> list[str]:
 
 def breakdown(rows: list[dict], predicted: list[str]) -> dict:
     """Accuracy overall and per label, kind and language (original pairs and added negatives apart)."""
+
     def accuracy(selected: list[int]) -> dict:
-        return {"accuracy": round(float(np.mean([predicted[i] == rows[i]["label"] for i in selected])), 3),
-                "pairs": len(selected)} if selected else {"accuracy": None, "pairs": 0}
-    by: dict[str, dict] = {"all": accuracy(list(range(len(rows)))),
-                           "original_pairs": accuracy([i for i, r in enumerate(rows) if r["kind"] != "unrelated"])}
+        return (
+            {
+                "accuracy": round(float(np.mean([predicted[i] == rows[i]["label"] for i in selected])), 3),
+                "pairs": len(selected),
+            }
+            if selected
+            else {"accuracy": None, "pairs": 0}
+        )
+
+    by: dict[str, dict] = {
+        "all": accuracy(list(range(len(rows)))),
+        "original_pairs": accuracy([i for i, r in enumerate(rows) if r["kind"] != "unrelated"]),
+    }
     for field in ("label", "kind", "lang"):
         values = sorted({r[field] for r in rows})
         by[field] = {v: accuracy([i for i, r in enumerate(rows) if r[field] == v]) for v in values}
@@ -127,9 +147,14 @@ def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str],
     pairs = list(dict.fromkeys((r["memory"], r["statement"]) for r in rows))
     found = {}
     for start in range(0, len(pairs), batch):
-        chunk = pairs[start:start + batch]
-        encoded = tokenizer([LM_PROMPT.format(memory=m, statement=s) for m, s in chunk], return_tensors="pt",
-                            padding=True, truncation=True, max_length=192)
+        chunk = pairs[start : start + batch]
+        encoded = tokenizer(
+            [LM_PROMPT.format(memory=m, statement=s) for m, s in chunk],
+            return_tensors="pt",
+            padding=True,
+            truncation=True,
+            max_length=192,
+        )
         with torch.inference_mode():
             hidden = model.model(**encoded, output_hidden_states=True).hidden_states
         last = encoded["attention_mask"].sum(1) - 1
@@ -139,37 +164,49 @@ def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str],
     return found
 
 
-def compare_variants(train: list[dict], validation: list[dict], test: list[dict], vectors: dict[str, np.ndarray],
-                     report) -> dict:
+def compare_variants(
+    train: list[dict], validation: list[dict], test: list[dict], vectors: dict[str, np.ndarray], report
+) -> dict:
     """Each encoder variant: C chosen on validation, then refitted on train + validation and
     scored on the held-out test groups."""
     results = {}
     for name, variant in VARIANTS.items():
         blocks, basis = variant.blocks, fit_basis(train, variant.rank, vectors)
-        x_train, x_val = encoder_features(train, blocks, vectors, basis), encoder_features(validation, blocks, vectors,
-                                                                                             basis)
+        x_train, x_val = (
+            encoder_features(train, blocks, vectors, basis),
+            encoder_features(validation, blocks, vectors, basis),
+        )
         scores, on_validation = {}, {}
         for c in C_GRID:
             scaler, model = fit_head(x_train, [r["label"] for r in train], c)
             on_validation[c] = model.predict_proba(scaler.transform(x_val))[
-                :, [list(model.classes_).index(label) for label in RELATIONS]]
+                :, [list(model.classes_).index(label) for label in RELATIONS]
+            ]
             scores[c] = float(np.mean(np.asarray(most_likely(on_validation[c])) == [r["label"] for r in validation]))
         best_c = max(scores, key=scores.get)
         kept = train + validation
         basis = fit_basis(kept, variant.rank, vectors)
         scaler, model = fit_head(encoder_features(kept, blocks, vectors, basis), [r["label"] for r in kept], best_c)
         probabilities = model.predict_proba(scaler.transform(encoder_features(test, blocks, vectors, basis)))[
-            :, [list(model.classes_).index(label) for label in RELATIONS]]
-        results[name] = {"blocks": list(blocks), "rank": variant.rank, "C": best_c,
-                         "validation_accuracy": round(scores[best_c], 3),
-                         "held_out": breakdown(test, most_likely(probabilities))}
-        report(f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
-               f"{results[name]['held_out']['all']['accuracy']:.3f}")
+            :, [list(model.classes_).index(label) for label in RELATIONS]
+        ]
+        results[name] = {
+            "blocks": list(blocks),
+            "rank": variant.rank,
+            "C": best_c,
+            "validation_accuracy": round(scores[best_c], 3),
+            "held_out": breakdown(test, most_likely(probabilities)),
+        }
+        report(
+            f"{name}: C={best_c} validation {scores[best_c]:.3f}, held-out "
+            f"{results[name]['held_out']['all']['accuracy']:.3f}"
+        )
     return results
 
 
-def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.ndarray], limit: int,
-                    variant: Variant, c: float, report) -> dict:
+def compare_with_lm(
+    rows: list[dict], held_out: set[str], vectors: dict[str, np.ndarray], limit: int, variant: Variant, c: float, report
+) -> dict:
     """LM hidden states against the encoder `variant`, on the same `limit` pairs (a random
     subset of whole groups), held-out groups as above, C as chosen for the encoder."""
     rng = random.Random(SEED)
@@ -192,11 +229,19 @@ def compare_with_lm(rows: list[dict], held_out: set[str], vectors: dict[str, np.
     test = [r for r in subset if r["group"] in held_out]
     out = {"pairs": len(subset), "held_out_pairs": len(test), "lm_seconds_per_pair": round(seconds / len(hidden), 3)}
     basis = fit_basis(train, variant.rank, vectors)
-    for name, featurise in (("lm-hidden", lambda rs: np.stack([hidden[(r["memory"], r["statement"])] for r in rs])),
-                            ("lm-hidden+cues", lambda rs: np.hstack([
-                                np.stack([hidden[(r["memory"], r["statement"])] for r in rs]),
-                                encoder_features(rs, ("cues",), vectors)])),
-                            ("encoder-same-pairs", lambda rs: encoder_features(rs, variant.blocks, vectors, basis))):
+    for name, featurise in (
+        ("lm-hidden", lambda rs: np.stack([hidden[(r["memory"], r["statement"])] for r in rs])),
+        (
+            "lm-hidden+cues",
+            lambda rs: np.hstack(
+                [
+                    np.stack([hidden[(r["memory"], r["statement"])] for r in rs]),
+                    encoder_features(rs, ("cues",), vectors),
+                ]
+            ),
+        ),
+        ("encoder-same-pairs", lambda rs: encoder_features(rs, variant.blocks, vectors, basis)),
+    ):
         scaler, model = fit_head(featurise(train), [r["label"] for r in train], c)
         predicted = model.predict(scaler.transform(featurise(test))).tolist()
         out[name] = breakdown(test, predicted)
@@ -209,8 +254,15 @@ def choose_thresholds(records: list, cue_path: bool = True) -> dict:
     (ties: the larger thresholds, the cautious ones; τ_cue 1.01 is the cue path switched off,
     the only value tried without `cue_path`)."""
     grid = np.round(np.arange(0.30, 0.951, 0.025), 3)
-    signals = [(r.signals.get("relation_contradiction", 0.0), r.signals.get("relation_consistent", 0.0),
-                r.signals.get("cue_router_high", 0.0), r.expected) for r in records]
+    signals = [
+        (
+            r.signals.get("relation_contradiction", 0.0),
+            r.signals.get("relation_consistent", 0.0),
+            r.signals.get("cue_router_high", 0.0),
+            r.expected,
+        )
+        for r in records
+    ]
     best = None
     for tau_c in grid:
         for tau_l in grid:
@@ -220,48 +272,67 @@ def choose_thresholds(records: list, cue_path: bool = True) -> dict:
                 if best is None or key > best[0]:
                     best = (key, float(tau_c), float(tau_l), float(tau_cue))
     (hits, _, _), tau_c, tau_l, tau_cue = best
-    return {"contradiction": tau_c, "consistent": tau_l, "cue": tau_cue, "dev_accuracy": round(hits / len(records), 3),
-            "dev_probes": len(records)}
+    return {
+        "contradiction": tau_c,
+        "consistent": tau_l,
+        "cue": tau_cue,
+        "dev_accuracy": round(hits / len(records), 3),
+        "dev_probes": len(records),
+    }
 
 
 def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=logger.info) -> dict:
     started = time.perf_counter()
     pairs = load_pairs()
     kept_groups, held_out = split_groups(pairs, HELD_OUT_SHARE, SEED)
-    train_groups, validation_groups = split_groups([r for r in pairs if r["group"] in kept_groups],
-                                                   HELD_OUT_SHARE, SEED + 1)
+    train_groups, validation_groups = split_groups(
+        [r for r in pairs if r["group"] in kept_groups], HELD_OUT_SHARE, SEED + 1
+    )
     rows = with_negatives(pairs, held_out, SEED)
     ctx = load_context(router="off")
     services = Services(ctx)
     texts = list(dict.fromkeys(t for r in rows for t in (r["memory"], r["statement"])))
     vectors = dict(zip(texts, services.embedder.encode(texts)))
-    report(f"{len(pairs)} pairs in {len({r['group'] for r in pairs})} groups (+{len(rows) - len(pairs)} unrelated "
-           f"negatives); held out {len(held_out)} groups; encoded {len(texts)} texts")
+    report(
+        f"{len(pairs)} pairs in {len({r['group'] for r in pairs})} groups (+{len(rows) - len(pairs)} unrelated "
+        f"negatives); held out {len(held_out)} groups; encoded {len(texts)} texts"
+    )
     train = [r for r in rows if r["group"] in train_groups]
     validation = [r for r in rows if r["group"] in validation_groups]
     test = [r for r in rows if r["group"] in held_out]
     variants = compare_variants(train, validation, test, vectors, report)
     chosen = max(variants, key=lambda v: variants[v]["validation_accuracy"])
     report(f"shipped variant: {chosen} (best validation accuracy)")
-    lm = (compare_with_lm(rows, held_out, vectors, lm_pairs, VARIANTS[chosen], variants[chosen]["C"], report)
-          if lm_pairs else None)
+    lm = (
+        compare_with_lm(rows, held_out, vectors, lm_pairs, VARIANTS[chosen], variants[chosen]["C"], report)
+        if lm_pairs
+        else None
+    )
     blocks = VARIANTS[chosen].blocks
     basis = fit_basis(rows, VARIANTS[chosen].rank, vectors)
-    scaler, model = fit_head(encoder_features(rows, blocks, vectors, basis), [r["label"] for r in rows],
-                             variants[chosen]["C"])
+    scaler, model = fit_head(
+        encoder_features(rows, blocks, vectors, basis), [r["label"] for r in rows], variants[chosen]["C"]
+    )
     spec = {
         "encoder": services.embedder.model_path.split("/site-packages/")[-1],
         "dimension": services.embedder.dimension,
-        "features": list(blocks), "labels": [str(c) for c in model.classes_],
-        "mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
-        "coef": model.coef_.tolist(), "intercept": model.intercept_.tolist(),
+        "features": list(blocks),
+        "labels": [str(c) for c in model.classes_],
+        "mean": scaler.mean_.tolist(),
+        "scale": scaler.scale_.tolist(),
+        "coef": model.coef_.tolist(),
+        "intercept": model.intercept_.tolist(),
         **({"basis": basis.to_spec()} if basis is not None else {}),
         "C": variants[chosen]["C"],
-        "fitted_on": {"pairs": len(pairs), "with_negatives": len(rows),
-                      "split": f"groups, {HELD_OUT_SHARE:.0%} held out (the first by a hash of the group name, seed "
-                               f"{SEED}); validation {HELD_OUT_SHARE:.0%} of the rest (seed {SEED + 1}); shipped head "
-                               f"refitted on all pairs"},
-        "variants": variants, "lm_comparison": lm,
+        "fitted_on": {
+            "pairs": len(pairs),
+            "with_negatives": len(rows),
+            "split": f"groups, {HELD_OUT_SHARE:.0%} held out (the first by a hash of the group name, seed "
+            f"{SEED}); validation {HELD_OUT_SHARE:.0%} of the rest (seed {SEED + 1}); shipped head "
+            f"refitted on all pairs",
+        },
+        "variants": variants,
+        "lm_comparison": lm,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     atomic_write_text(out, json.dumps(spec))
@@ -278,8 +349,9 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=logger.
     spec["fit_seconds"] = round(time.perf_counter() - started, 1)
     atomic_write_text(out, json.dumps(spec))
     for key in ("thresholds", "thresholds_without_cue_path"):
-        report(f"{key} on {len(records)} dev probes: "
-               f"{json.dumps({k: v for k, v in spec[key].items() if not k.startswith('fitted_on')})}")
+        report(
+            f"{key} on {len(records)} dev probes: "
+            f"{json.dumps({k: v for k, v in spec[key].items() if not k.startswith('fitted_on')})}"
+        )
     report(f"wrote {out} in {spec['fit_seconds']} s")
     return spec
-

@@ -14,8 +14,12 @@ TRAINING_DIR = Path(__file__).resolve().parents[2] / "training" / "relation_pair
 
 
 def load_pairs(folder: Path = TRAINING_DIR) -> list[dict]:
-    rows = [json.loads(line) for file in sorted(folder.glob("*.jsonl"))
-            for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for file in sorted(folder.glob("*.jsonl"))
+        for line in file.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     for row in rows:
         if row.get("label") not in RELATIONS:
             raise ValueError(f"pair {row.get('id')}: unknown label {row.get('label')!r}")
@@ -48,8 +52,11 @@ def with_negatives(rows: list[dict], held_out: set[str], seed: int) -> list[dict
     negatives = []
     for r in rows:
         side = r["group"] in held_out
-        candidates = [g for g, (_, area, lang) in memories.items()
-                      if area != r["area"] and lang == r["lang"] and (g in held_out) == side]
+        candidates = [
+            g
+            for g, (_, area, lang) in memories.items()
+            if area != r["area"] and lang == r["lang"] and (g in held_out) == side
+        ]
         memory = memories[min(candidates, key=lambda group: stable_key(seed, r["id"], group))][0]
         negatives.append(dict(r, id=f"{r['id']}-unrelated", memory=memory, label="novel", kind="unrelated"))
     return rows + negatives

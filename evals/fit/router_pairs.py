@@ -40,8 +40,9 @@ def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list
     memory (three times in four) or two, also chosen by `stable_key`. An edit to the pairs changes
     only the scenarios it touches (a seeded shuffle redrew all 900 when 3% of the pairs were
     removed, which mixed the draw's effect with the edit's)."""
+
     def fraction(*parts: str) -> float:
-        return stable_number(seed, *parts) / 2 ** 64
+        return stable_number(seed, *parts) / 2**64
 
     memories: dict[str, tuple[str, str, str]] = {}
     for pair in pairs:
@@ -50,27 +51,52 @@ def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list
     for label, level in LEVEL_OF_RELATION.items():
         drawn = sorted((p for p in pairs if p["label"] == label), key=lambda p: stable_key(seed, p["id"]))
         for pair in drawn[:per_level]:
-            others = sorted((m for m, lang, area in memories.values() if lang == pair["lang"] and area != pair["area"]),
-                            key=lambda memory: stable_key(seed, pair["id"], memory))
-            history = others[:1 if fraction(pair["id"], "size") < 0.75 else 2]
+            others = sorted(
+                (m for m, lang, area in memories.values() if lang == pair["lang"] and area != pair["area"]),
+                key=lambda memory: stable_key(seed, pair["id"], memory),
+            )
+            history = others[: 1 if fraction(pair["id"], "size") < 0.75 else 2]
             history.insert(int(fraction(pair["id"], "position") * (len(history) + 1)), pair["memory"])
-            scenarios.append({"id": pair["id"], "group": pair["group"], "lang": pair["lang"], "history": history,
-                              "probe": pair["statement"], "expected_level": level, "domain": None,
-                              "query": pair["memory"], "current": None, "outdated": None})
+            scenarios.append(
+                {
+                    "id": pair["id"],
+                    "group": pair["group"],
+                    "lang": pair["lang"],
+                    "history": history,
+                    "probe": pair["statement"],
+                    "expected_level": level,
+                    "domain": None,
+                    "query": pair["memory"],
+                    "current": None,
+                    "outdated": None,
+                }
+            )
     return scenarios
 
 
-def out_of_fold_relation_signals(records: Sequence, scenarios: Sequence[dict], pairs: Sequence[dict],
-                                 encode: Callable[[list[str]], np.ndarray], blocks: Sequence[str], c: float,
-                                 folds: int = 3, seed: int = 0, rank: int = 0) -> list:
+def out_of_fold_relation_signals(
+    records: Sequence,
+    scenarios: Sequence[dict],
+    pairs: Sequence[dict],
+    encode: Callable[[list[str]], np.ndarray],
+    blocks: Sequence[str],
+    c: float,
+    folds: int = 3,
+    seed: int = 0,
+    rank: int = 0,
+) -> list:
     """Copies of `records` (one per scenario, same order) whose `relation_*` signals are the maxima,
     over the scenario's history, of P(relation) from a head fitted on the other folds' groups
     (`rank`: the `bilinear` block's subspace, fitted on those groups too)."""
     if len(records) != len(scenarios):
         raise ValueError(f"{len(records)} records for {len(scenarios)} scenarios")
     fold_of = {group: stable_number(seed, group) % folds for group in {p["group"] for p in pairs}}
-    texts = list(dict.fromkeys([t for p in pairs for t in (p["memory"], p["statement"])]
-                               + [t for s in scenarios for t in (*s["history"], s["probe"])]))
+    texts = list(
+        dict.fromkeys(
+            [t for p in pairs for t in (p["memory"], p["statement"])]
+            + [t for s in scenarios for t in (*s["history"], s["probe"])]
+        )
+    )
     vectors = dict(zip(texts, encode(texts)))
     judged: list = list(records)
     for fold in range(folds):
@@ -83,12 +109,15 @@ def out_of_fold_relation_signals(records: Sequence, scenarios: Sequence[dict], p
             if fold_of[scenario["group"]] != fold:
                 continue
             probe = scenario["probe"]
-            x = np.stack([pair_features(tuple(blocks), vectors[m], vectors[probe], m, probe, basis)
-                          for m in scenario["history"]])
+            x = np.stack(
+                [pair_features(tuple(blocks), vectors[m], vectors[probe], m, probe, basis) for m in scenario["history"]]
+            )
             probabilities = model.predict_proba(scaler.transform(x))
             out = copy.copy(record)
-            out.signals = {**record.signals, **{f"relation_{r}": float(probabilities[:, labels.index(r)].max())
-                                                for r in RELATIONS}}
+            out.signals = {
+                **record.signals,
+                **{f"relation_{r}": float(probabilities[:, labels.index(r)].max()) for r in RELATIONS},
+            }
             judged[i] = out
     return judged
 
@@ -96,6 +125,7 @@ def out_of_fold_relation_signals(records: Sequence, scenarios: Sequence[dict], p
 @dataclass
 class ChatTurnRecord:
     """One turn of a chat between friends, as the router saw it with routing off: a "low" example."""
+
     id: str
     signals: dict
     expected: str = "low"
@@ -107,8 +137,10 @@ def chat_turn_records(conversations: Sequence, ctx, services, progress: bool = T
     router fitted without any misread it (about 12% of LoCoMo turns sent to correction). Turns the
     cascade never routes (nothing retrieved, a request to the assistant) are left out."""
     if ctx.router != "off" or ctx.scorer == "hybrid":
-        raise ValueError("chat turns are measured with routing off and an LM scorer (every signal, no earlier "
-                         f"router's decisions); got router {ctx.router!r}, scorer {ctx.scorer!r}")
+        raise ValueError(
+            "chat turns are measured with routing off and an LM scorer (every signal, no earlier "
+            f"router's decisions); got router {ctx.router!r}, scorer {ctx.scorer!r}"
+        )
     records: list[ChatTurnRecord] = []
 
     def keep(turn, state: dict) -> None:

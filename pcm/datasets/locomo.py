@@ -231,8 +231,9 @@ def _build_conversation(sample_id: str, flat: dict[str, Any], raw_qa: list[dict[
             qa.append(_build_qa_item(item))
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"conversation {sample_id}: question {number}: {_problem(error)}") from None
-    return Conversation(sample_id=sample_id, speaker_a=flat["speaker_a"], speaker_b=flat["speaker_b"],
-                        sessions=sessions, qa=qa)
+    return Conversation(
+        sample_id=sample_id, speaker_a=flat["speaker_a"], speaker_b=flat["speaker_b"], sessions=sessions, qa=qa
+    )
 
 
 def _build_session(sample_id: str, number: int, flat: dict[str, Any]) -> Session:
@@ -240,13 +241,15 @@ def _build_session(sample_id: str, number: int, flat: dict[str, Any]) -> Session
     turns = []
     for index, raw_turn in enumerate(flat[f"session_{number}"], 1):
         try:
-            turns.append(Turn(
-                dia_id=normalize_dialog_id(str(raw_turn["dia_id"])),
-                speaker=raw_turn["speaker"],
-                text=raw_turn.get("text", ""),
-                blip_caption=raw_turn.get("blip_caption") or None,
-                session_index=number,
-            ))
+            turns.append(
+                Turn(
+                    dia_id=normalize_dialog_id(str(raw_turn["dia_id"])),
+                    speaker=raw_turn["speaker"],
+                    text=raw_turn.get("text", ""),
+                    blip_caption=raw_turn.get("blip_caption") or None,
+                    session_index=number,
+                )
+            )
         except (KeyError, TypeError, AttributeError, ValueError) as error:
             raise ValueError(f"conversation {sample_id}: session {number}, turn {index}: {_problem(error)}") from None
     return Session(index=number, date_time=date_time, timestamp=parse_session_datetime(date_time), turns=turns)

@@ -17,7 +17,6 @@ from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.text import content_words, has_cjk
 
 
-
 @dataclass
 class TurnInfo:
     """The input being processed and where it comes from."""
@@ -39,22 +38,45 @@ class TurnInfo:
         return f"{self.speaker}: {self.text}" if self.speaker else self.text
 
     def source(self) -> MemorySource:
-        return MemorySource(thread_id=self.thread_id, turn=self.turn, dialog_ids=self.dialog_ids,
-                            speaker=self.speaker, session_time=self.timestamp)
+        return MemorySource(
+            thread_id=self.thread_id,
+            turn=self.turn,
+            dialog_ids=self.dialog_ids,
+            speaker=self.speaker,
+            session_time=self.timestamp,
+        )
 
 
-def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, node_type: NodeType, weight: float,
-                 ctx: PCMContext, *, agent: str, reason: str, keywords: list[str] | None = None
-                 ) -> tuple[MemoryNode, MemoryChange]:
+def write_memory(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    content: str,
+    node_type: NodeType,
+    weight: float,
+    ctx: PCMContext,
+    *,
+    agent: str,
+    reason: str,
+    keywords: list[str] | None = None,
+) -> tuple[MemoryNode, MemoryChange]:
     """Create one memory from this turn, with its provenance and an audit event. `weight` is the
     branch's; a stated fact starts at its `stated_weight`."""
     if node_type == NodeType.FACT:
         weight = stated_weight(weight, content, ctx)
-    node = MemoryNode(content=content, type=node_type, domain=info.domain, domain_distribution=info.domains,
-                      weight=weight, created_at=info.timestamp, updated_at=info.timestamp,
-                      last_accessed=info.timestamp, keywords=keywords or [], source=info.source(),
-                      context=info.context if node_type != NodeType.HYPOTHESIS else None,
-                      router_posterior=info.router_posterior if node_type == NodeType.FACT else None)
+    node = MemoryNode(
+        content=content,
+        type=node_type,
+        domain=info.domain,
+        domain_distribution=info.domains,
+        weight=weight,
+        created_at=info.timestamp,
+        updated_at=info.timestamp,
+        last_accessed=info.timestamp,
+        keywords=keywords or [],
+        source=info.source(),
+        context=info.context if node_type != NodeType.HYPOTHESIS else None,
+        router_posterior=info.router_posterior if node_type == NodeType.FACT else None,
+    )
     change = graph.add_node(node, reason=reason, agent=agent, turn=info.turn, thread_id=info.thread_id)
     return node, change
 
@@ -62,12 +84,14 @@ def write_memory(graph: WeightedKnowledgeGraph, info: TurnInfo, content: str, no
 def stated_weight(base: float, content: str, ctx: PCMContext) -> float:
     """The weight a stated fact starts at: its branch's `base` times π(n) of its n content words
     (`pcm.formulas.informativeness`), so that a memory holding more to remember starts higher."""
-    return base * informativeness(len(content_words(content)), ctx.informativeness_saturation,
-                                  ctx.informativeness_exponent)
+    return base * informativeness(
+        len(content_words(content)), ctx.informativeness_saturation, ctx.informativeness_exponent
+    )
 
 
-def related_memories(retrieved: list[RetrievedMemory], ctx: PCMContext, relative: float = 0.75
-                     ) -> list[RetrievedMemory]:
+def related_memories(
+    retrieved: list[RetrievedMemory], ctx: PCMContext, relative: float = 0.75
+) -> list[RetrievedMemory]:
     """The retrieved memories about the same subject as the input: direct hits with similarity at
     least `related_min_similarity` and at least `relative` times the best hit's."""
     hits = [m for m in retrieved if m.via == "search" and m.type != NodeType.ENTITY]
@@ -76,7 +100,7 @@ def related_memories(retrieved: list[RetrievedMemory], ctx: PCMContext, relative
     best = max(m.similarity for m in hits)
     floor = max(ctx.related_min_similarity, relative * best)
     related = [m for m in hits if m.similarity >= floor]
-    return sorted(related, key=lambda m: -m.score)[:ctx.max_related]
+    return sorted(related, key=lambda m: -m.score)[: ctx.max_related]
 
 
 #: Zipf frequency (log10 of occurrences per billion words, `wordfreq`) from which a word counts as

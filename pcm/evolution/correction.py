@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pcm.config import PCMContext
+from pcm.cues import is_request
 from pcm.evolution import TurnInfo, related_memories, write_memory
 from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import decay_weight
 from pcm.llm import RelationJudgement
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
-from pcm.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import SUPERSEDES
 
@@ -17,10 +17,14 @@ CONFLICT_RELATIVE_SIMILARITY = 0.9
 CONFLICT_MIN_SIMILARITY = 0.1
 
 
-def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
-                   judgement: RelationJudgement | None = None, speaker: str | None = None,
-                   relations: dict[str, dict[str, float]] | None = None,
-                   tau_contradiction: float = 0.5) -> list[RetrievedMemory]:
+def find_conflicts(
+    retrieved: list[RetrievedMemory],
+    ctx: PCMContext,
+    judgement: RelationJudgement | None = None,
+    speaker: str | None = None,
+    relations: dict[str, dict[str, float]] | None = None,
+    tau_contradiction: float = 0.5,
+) -> list[RetrievedMemory]:
     """The memories the input contradicts.
 
     With an LLM judgement: the retrieved memories it names. Else, with the relation model's
@@ -37,6 +41,7 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
     question or request (`is_request`) is never a conflict: it claimed nothing, and a verdict
     against it does not pass to the next suspect.
     """
+
     def claims(memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
         return [m for m in memories if not is_request(m.content)]
 
@@ -46,19 +51,20 @@ def find_conflicts(retrieved: list[RetrievedMemory], ctx: PCMContext,
             return claims(named)
     if relations:
         judged = {m.id: m for m in retrieved if m.id in relations}
-        contradicted = sorted((i for i in judged if relations[i]["contradiction"] >= tau_contradiction),
-                              key=lambda i: -relations[i]["contradiction"])
+        contradicted = sorted(
+            (i for i in judged if relations[i]["contradiction"] >= tau_contradiction),
+            key=lambda i: -relations[i]["contradiction"],
+        )
         if contradicted:
-            return claims([judged[i] for i in contradicted])[:ctx.max_related]
-    facts = claims([m for m in retrieved if m.via == "search" and m.type == NodeType.FACT
-                    and m.speaker == speaker])
+            return claims([judged[i] for i in contradicted])[: ctx.max_related]
+    facts = claims([m for m in retrieved if m.via == "search" and m.type == NodeType.FACT and m.speaker == speaker])
     if not facts:
         return []
     best = max(facts, key=lambda m: m.similarity)
     if best.similarity < CONFLICT_MIN_SIMILARITY:
         return []
     related = related_memories(facts, ctx, relative=CONFLICT_RELATIVE_SIMILARITY)
-    return [best, *[m for m in related if m.id != best.id]][:ctx.max_related]
+    return [best, *[m for m in related if m.id != best.id]][: ctx.max_related]
 
 
 def decay_strength(packet: SurprisalPacket) -> float:
@@ -70,9 +76,14 @@ def decay_strength(packet: SurprisalPacket) -> float:
     return max(packet.s_eff, packet.theta_high)
 
 
-def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: list[RetrievedMemory],
-                     packet: SurprisalPacket, ctx: PCMContext, note: str | None = None
-                     ) -> tuple[str, list[MemoryChange]]:
+def apply_correction(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    conflicts: list[RetrievedMemory],
+    packet: SurprisalPacket,
+    ctx: PCMContext,
+    note: str | None = None,
+) -> tuple[str, list[MemoryChange]]:
     """Decay each conflicting memory, write the input as a FACT (w = correction_weight), link supersedes.
 
     With nothing to correct, the input is kept as a plain observation (w = observation_weight).
@@ -84,16 +95,30 @@ def apply_correction(graph: WeightedKnowledgeGraph, info: TurnInfo, conflicts: l
         beta = ctx.beta
         for memory in conflicts:
             old = graph.node(memory.id).weight
-            changes.append(graph.update_node(
-                memory.id, weight=decay_weight(old, beta, strength), now=info.timestamp, agent=AGENT,
-                turn=info.turn, thread_id=info.thread_id,
-                reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"
-                + (f" — reason: {note}" if note else "")))
+            changes.append(
+                graph.update_node(
+                    memory.id,
+                    weight=decay_weight(old, beta, strength),
+                    now=info.timestamp,
+                    agent=AGENT,
+                    turn=info.turn,
+                    thread_id=info.thread_id,
+                    reason=f"contradicted by turn {info.turn} (S_eff={packet.s_eff:.3f}): {info.text[:120]}"
+                    + (f" — reason: {note}" if note else ""),
+                )
+            )
         weight = ctx.correction_weight if conflicts else ctx.observation_weight
         reason = f"new fact superseding {len(conflicts)} memories" if conflicts else "no contradicted memory found"
         node, created = write_memory(graph, info, info.content, NodeType.FACT, weight, ctx, agent=AGENT, reason=reason)
         changes.insert(0, created)
         for memory in conflicts:
-            graph.add_edge(MemoryEdge(source=node.id, target=memory.id, relation=SUPERSEDES,
-                                      weight=ctx.correction_weight, timestamp=info.timestamp))
+            graph.add_edge(
+                MemoryEdge(
+                    source=node.id,
+                    target=memory.id,
+                    relation=SUPERSEDES,
+                    weight=ctx.correction_weight,
+                    timestamp=info.timestamp,
+                )
+            )
         return node.id, [*changes, *decay_hypotheses(graph, info, [], ctx)]

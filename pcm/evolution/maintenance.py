@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from pcm.config import PCMContext
+from pcm.cues import is_request
 from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
 from pcm.formulas import reaffirmed_weight, reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, utcnow
-from pcm.cues import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import REAFFIRMS, standing_supersessions
 from pcm.world.text import content_words
@@ -33,15 +33,19 @@ REAFFIRMED = "reaffirmed"
 SECONDS_PER_DAY = 86400.0
 
 
-def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
-                       ctx: PCMContext) -> list[str]:
+def supported_memories(
+    graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory], ctx: PCMContext
+) -> list[str]:
     """The memories this turn confirms: related retrieved memories of the same speaker that share an
     informative word with it (similar small talk confirms nothing: without this, every "that's great!"
     would be reinforced by the next one), and hypotheses whose evidence keywords it uses."""
     words = set(content_words(info.text))
     informative = graph.informative_words(words)
-    supported = [m.id for m in related_memories(retrieved, ctx)
-                 if m.speaker == info.speaker and informative & set(content_words(m.content))]
+    supported = [
+        m.id
+        for m in related_memories(retrieved, ctx)
+        if m.speaker == info.speaker and informative & set(content_words(m.content))
+    ]
     words |= {w.lower() for w in info.text.split()}
     for node in graph.nodes(types=[NodeType.HYPOTHESIS], include_dormant=False):
         if node.id not in supported and words & {k for k in node.keywords if not is_common_word(k)}:
@@ -49,8 +53,13 @@ def supported_memories(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved:
     return supported
 
 
-def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext,
-              relations: Mapping[str, Mapping[str, float]] | None = None) -> list[MemoryChange]:
+def reinforce(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    supported: list[str],
+    ctx: PCMContext,
+    relations: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[MemoryChange]:
     """w ← w + η·p·(1 − w) for each supported memory, p the relation model's P(consistent) in `relations` (1 when
     not judged: a hypothesis confirmed by its evidence keywords); a HYPOTHESIS above the threshold
     becomes a FACT."""
@@ -62,11 +71,19 @@ def reinforce(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str
             certainty = relations[node_id]["consistent"] if node_id in relations else 1.0
             new = reinforce_weight(node.weight, ctx.eta, certainty)
             promote = node.type == NodeType.HYPOTHESIS and new > ctx.promotion_threshold
-            changes.append(graph.update_node(
-                node_id, weight=new, type=NodeType.FACT if promote else None, now=info.timestamp, agent=AGENT,
-                turn=info.turn, thread_id=info.thread_id,
-                reason=("confirmed hypothesis promoted to fact" if promote else "supported by turn")
-                + f" {info.turn}: {info.text[:120]}"))
+            changes.append(
+                graph.update_node(
+                    node_id,
+                    weight=new,
+                    type=NodeType.FACT if promote else None,
+                    now=info.timestamp,
+                    agent=AGENT,
+                    turn=info.turn,
+                    thread_id=info.thread_id,
+                    reason=("confirmed hypothesis promoted to fact" if promote else "supported by turn")
+                    + f" {info.turn}: {info.text[:120]}",
+                )
+            )
     return changes
 
 
@@ -82,8 +99,13 @@ def weight_before_supersession(graph: WeightedKnowledgeGraph, node_id: str) -> f
     return before
 
 
-def reaffirm(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str], ctx: PCMContext,
-             relations: Mapping[str, Mapping[str, float]] | None) -> tuple[list[str], list[MemoryChange]]:
+def reaffirm(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    supported: list[str],
+    ctx: PCMContext,
+    relations: Mapping[str, Mapping[str, float]] | None,
+) -> tuple[list[str], list[MemoryChange]]:
     """The superseded memories among `supported` that this turn confirms with the head's P(consistent) of at
     least `reaffirm_threshold`, each given back its weight from before the correction
     (`reaffirmed_weight`); the caller links the turn's memory to them (`reaffirms`)."""
@@ -100,16 +122,24 @@ def reaffirm(graph: WeightedKnowledgeGraph, info: TurnInfo, supported: list[str]
             node = graph.node(node_id)
             before = weight_before_supersession(graph, node_id)
             reaffirmed.append(node_id)
-            changes.append(graph.update_node(
-                node_id, weight=reaffirmed_weight(node.weight, before if before is not None else node.weight),
-                now=info.timestamp, agent=AGENT, turn=info.turn, thread_id=info.thread_id,
-                reason=f"{REAFFIRMED} by turn {info.turn} (P(consistent)={float(verdict['consistent']):.2f}), "
-                       f"supersession overturned: {info.text[:120]}"))
+            changes.append(
+                graph.update_node(
+                    node_id,
+                    weight=reaffirmed_weight(node.weight, before if before is not None else node.weight),
+                    now=info.timestamp,
+                    agent=AGENT,
+                    turn=info.turn,
+                    thread_id=info.thread_id,
+                    reason=f"{REAFFIRMED} by turn {info.turn} (P(consistent)={float(verdict['consistent']):.2f}), "
+                    f"supersession overturned: {info.text[:120]}",
+                )
+            )
     return reaffirmed, changes
 
 
-def decay_hypotheses(graph: WeightedKnowledgeGraph, info: TurnInfo, confirmed: list[str], ctx: PCMContext
-                     ) -> list[MemoryChange]:
+def decay_hypotheses(
+    graph: WeightedKnowledgeGraph, info: TurnInfo, confirmed: list[str], ctx: PCMContext
+) -> list[MemoryChange]:
     """w ← w·exp(−γ·Δt) for every hypothesis not in `confirmed` (those whose weight rose this turn),
     Δt in days since its last decay, up to the turn's time or this machine's clock plus the allowed
     skew, whichever is earlier (a turn's time is checked against it on input; this holds for any
@@ -124,15 +154,28 @@ def decay_hypotheses(graph: WeightedKnowledgeGraph, info: TurnInfo, confirmed: l
             days = (moment - since).total_seconds() / SECONDS_PER_DAY
             new = time_decay_weight(node.weight, ctx.gamma, days)
             if node.weight - new > 1e-4:
-                changes.append(graph.update_node(
-                    node.id, weight=new, now=moment, decayed=True, agent=AGENT, turn=info.turn,
-                    thread_id=info.thread_id, reason=f"unconfirmed for {days:.1f} days"))
+                changes.append(
+                    graph.update_node(
+                        node.id,
+                        weight=new,
+                        now=moment,
+                        decayed=True,
+                        agent=AGENT,
+                        turn=info.turn,
+                        thread_id=info.thread_id,
+                        reason=f"unconfirmed for {days:.1f} days",
+                    )
+                )
     return changes
 
 
-def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
-                      ctx: PCMContext, judge: Callable[[list[RetrievedMemory]], dict] | None = None
-                      ) -> tuple[str, list[MemoryChange]]:
+def apply_maintenance(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    retrieved: list[RetrievedMemory],
+    ctx: PCMContext,
+    judge: Callable[[list[RetrievedMemory]], dict] | None = None,
+) -> tuple[str, list[MemoryChange]]:
     """Reinforce the supported memories, each by how sure `judge` (P(relation) of the input against
     given memories, by id) is that the input confirms it, reaffirming superseded ones (`reaffirm`);
     store the input as an observation, at `request_weight` when it only asks something of the
@@ -145,13 +188,23 @@ def apply_maintenance(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: 
         relations = judge(judged) if judge and judged else None
         reaffirmed, changes = reaffirm(graph, info, supported, ctx, relations)
         changes += reinforce(graph, info, supported, ctx, relations)
-        weight, reason = ((ctx.request_weight, "question or request to the assistant") if is_request(info.text)
-                          else (ctx.observation_weight, "observation consistent with memory"))
-        observation, observed = write_memory(graph, info, info.content, NodeType.FACT, weight, ctx, agent=AGENT,
-                                             reason=reason)
+        weight, reason = (
+            (ctx.request_weight, "question or request to the assistant")
+            if is_request(info.text)
+            else (ctx.observation_weight, "observation consistent with memory")
+        )
+        observation, observed = write_memory(
+            graph, info, info.content, NodeType.FACT, weight, ctx, agent=AGENT, reason=reason
+        )
         for node_id in supported:
-            graph.add_edge(MemoryEdge(source=observation.id, target=node_id,
-                                      relation=REAFFIRMS if node_id in reaffirmed else "supports",
-                                      weight=ctx.observation_weight, timestamp=info.timestamp))
+            graph.add_edge(
+                MemoryEdge(
+                    source=observation.id,
+                    target=node_id,
+                    relation=REAFFIRMS if node_id in reaffirmed else "supports",
+                    weight=ctx.observation_weight,
+                    timestamp=info.timestamp,
+                )
+            )
         changes = [observed, *changes, *decay_hypotheses(graph, info, supported, ctx)]
         return observation.id, changes

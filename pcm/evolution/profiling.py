@@ -13,38 +13,45 @@ from an internal monologue.
 from __future__ import annotations
 
 from pcm.config import PCMContext
+from pcm.cues import is_request
 from pcm.evolution import TurnInfo, closest_memory, informative_keywords, write_memory
 from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import hypothesis_weight
 from pcm.llm import HypothesisDraft, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
-from pcm.cues import is_request
 from pcm.prompts import HYPOTHESIS_SYSTEM, relation_prompt
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.text import content_words, extract_entities
 
 AGENT = "profiling"
-def draft_hypothesis(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
-                     llm: LLMClient | None) -> HypothesisDraft:
+
+
+def draft_hypothesis(
+    graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory], llm: LLMClient | None
+) -> HypothesisDraft:
     closest = closest_memory(retrieved)
     if llm is not None:
         draft = llm.structured(HypothesisDraft, HYPOTHESIS_SYSTEM, relation_prompt(info.text, retrieved))
         if draft is not None and draft.hypothesis.strip():
             return draft
     known = {w.lower() for w in content_words(closest.content)} if closest else set()
-    new_words = [w for w in dict.fromkeys(w.lower() for w in extract_entities(info.text) + content_words(info.text))
-                 if w not in known]
+    new_words = [
+        w
+        for w in dict.fromkeys(w.lower() for w in extract_entities(info.text) + content_words(info.text))
+        if w not in known
+    ]
     keywords = informative_keywords(graph, new_words)[:6]
     who = info.speaker or "the user"
     topic = ", ".join(keywords[:4]) if keywords else info.text[:120]
     domain = f" ({info.domain})" if info.domain else ""
-    return HypothesisDraft(monologue="offline: novel input that contradicts nothing retrieved",
-                           hypothesis=f"Possibly {who} is taking up or turning towards: {topic}{domain}",
-                           evidence_keywords=keywords)
+    return HypothesisDraft(
+        monologue="offline: novel input that contradicts nothing retrieved",
+        hypothesis=f"Possibly {who} is taking up or turning towards: {topic}{domain}",
+        evidence_keywords=keywords,
+    )
 
 
-def contested_facts(graph: WeightedKnowledgeGraph, packet: SurprisalPacket, ctx: PCMContext
-                    ) -> list[tuple[str, float]]:
+def contested_facts(graph: WeightedKnowledgeGraph, packet: SurprisalPacket, ctx: PCMContext) -> list[tuple[str, float]]:
     """(fact id, P(contradiction)) of the judged facts this turn may revise: the relation model
     gives P(contradiction) ≥ `contest_threshold` and at least P(consistent), but the router did not
     call the turn a correction. Such a turn contests them: they keep their weight (a still-true
@@ -53,31 +60,60 @@ def contested_facts(graph: WeightedKnowledgeGraph, packet: SurprisalPacket, ctx:
     contested, as `find_conflicts` never supersedes one: it claimed nothing."""
     if ctx.contest_threshold is None:
         return []
-    return [(node_id, verdict["contradiction"]) for node_id, verdict in packet.relations.items()
-            if verdict["contradiction"] >= max(ctx.contest_threshold, verdict["consistent"]) and node_id in graph
-            and graph.attrs(node_id)["type"] == NodeType.FACT.value
-            and not is_request(graph.attrs(node_id)["content"])]
+    return [
+        (node_id, verdict["contradiction"])
+        for node_id, verdict in packet.relations.items()
+        if verdict["contradiction"] >= max(ctx.contest_threshold, verdict["consistent"])
+        and node_id in graph
+        and graph.attrs(node_id)["type"] == NodeType.FACT.value
+        and not is_request(graph.attrs(node_id)["content"])
+    ]
 
 
-def apply_profiling(graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory],
-                    packet: SurprisalPacket, ctx: PCMContext, llm: LLMClient | None
-                    ) -> tuple[str, list[MemoryChange]]:
+def _link(
+    graph: WeightedKnowledgeGraph, source: str, target: str, relation: str, weight: float, info: TurnInfo
+) -> None:
+    graph.add_edge(MemoryEdge(source=source, target=target, relation=relation, weight=weight, timestamp=info.timestamp))
+
+
+def apply_profiling(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    retrieved: list[RetrievedMemory],
+    packet: SurprisalPacket,
+    ctx: PCMContext,
+    llm: LLMClient | None,
+) -> tuple[str, list[MemoryChange]]:
     draft = draft_hypothesis(graph, info, retrieved, llm)
-    weight = hypothesis_weight(packet.s_eff, packet.theta_low, packet.theta_high,
-                               ctx.hypothesis_min_weight, ctx.hypothesis_max_weight)
+    weight = hypothesis_weight(
+        packet.s_eff, packet.theta_low, packet.theta_high, ctx.hypothesis_min_weight, ctx.hypothesis_max_weight
+    )
     with graph.lock:
-        observation, observed = write_memory(graph, info, info.content, NodeType.FACT, ctx.observation_weight, ctx,
-                                             agent=AGENT, reason="novel observation")
+        observation, observed = write_memory(
+            graph,
+            info,
+            info.content,
+            NodeType.FACT,
+            ctx.observation_weight,
+            ctx,
+            agent=AGENT,
+            reason="novel observation",
+        )
         hypothesis, hypothesised = write_memory(
-            graph, info, draft.hypothesis, NodeType.HYPOTHESIS, weight, ctx, agent=AGENT,
-            keywords=[k.lower() for k in draft.evidence_keywords], reason=f"hypothesis: {draft.monologue[:160]}")
-        graph.add_edge(MemoryEdge(source=hypothesis.id, target=observation.id, relation="derived_from",
-                                  weight=weight, timestamp=info.timestamp))
+            graph,
+            info,
+            draft.hypothesis,
+            NodeType.HYPOTHESIS,
+            weight,
+            ctx,
+            agent=AGENT,
+            keywords=[k.lower() for k in draft.evidence_keywords],
+            reason=f"hypothesis: {draft.monologue[:160]}",
+        )
+        _link(graph, hypothesis.id, observation.id, "derived_from", weight, info)
         closest = closest_memory(retrieved)
         if closest is not None:
-            graph.add_edge(MemoryEdge(source=hypothesis.id, target=closest.id, relation="derived_from",
-                                      weight=weight, timestamp=info.timestamp))
+            _link(graph, hypothesis.id, closest.id, "derived_from", weight, info)
         for contested, p_contradiction in contested_facts(graph, packet, ctx):
-            graph.add_edge(MemoryEdge(source=observation.id, target=contested, relation="contests",
-                                      weight=p_contradiction, timestamp=info.timestamp))
+            _link(graph, observation.id, contested, "contests", p_contradiction, info)
         return observation.id, [observed, hypothesised, *decay_hypotheses(graph, info, [hypothesis.id], ctx)]

@@ -69,11 +69,18 @@ def thread_of(config: dict | None) -> str | None:
 
 def turn_info(state: PCMState, thread_id: str | None) -> TurnInfo:
     intent = state.get("intent") or {}
-    return TurnInfo(text=input_text(state), turn=state.get("turn", 0), thread_id=thread_id,
-                    timestamp=as_utc(state.get("timestamp")), domain=intent.get("label"),
-                    speaker=state.get("speaker"), dialog_ids=list(state.get("dialog_ids") or []),
-                    domains=domain_distribution(intent), context=current_turn(state).get("context"),
-                    router_posterior=(state.get("surprisal") or {}).get("router_posterior"))
+    return TurnInfo(
+        text=input_text(state),
+        turn=state.get("turn", 0),
+        thread_id=thread_id,
+        timestamp=as_utc(state.get("timestamp")),
+        domain=intent.get("label"),
+        speaker=state.get("speaker"),
+        dialog_ids=list(state.get("dialog_ids") or []),
+        domains=domain_distribution(intent),
+        context=current_turn(state).get("context"),
+        router_posterior=(state.get("surprisal") or {}).get("router_posterior"),
+    )
 
 
 def current_turn(state: PCMState) -> dict:

@@ -30,10 +30,23 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
     if state.get("target_ids"):
         graph = services.store.open(user_of(state))
         named = [graph.node(i) for i in state["target_ids"]]
-        return {"conflicts": [RetrievedMemory(id=n.id, content=n.content, type=n.type, domain=n.domain,
-                                              weight=n.weight, similarity=1.0, intent_relevance=1.0,
-                                              score=n.weight, via="named", speaker=n.source.speaker
-                                              ).model_dump(mode="json") for n in named]}
+        return {
+            "conflicts": [
+                RetrievedMemory(
+                    id=n.id,
+                    content=n.content,
+                    type=n.type,
+                    domain=n.domain,
+                    weight=n.weight,
+                    similarity=1.0,
+                    intent_relevance=1.0,
+                    score=n.weight,
+                    via="named",
+                    speaker=n.source.speaker,
+                ).model_dump(mode="json")
+                for n in named
+            ]
+        }
     retrieved = evolution_context(state)
     judgement = RelationJudgement.model_validate(state["judgement"]) if state.get("judgement") else None
     llm = turn_llm(state, ctx, services)
@@ -41,23 +54,41 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
         judgement = services.monitor(llm).judge(state["user_input"], retrieved)
     relations = (state.get("surprisal") or {}).get("relations") or {}
     tau = services.pair_judge(ctx).thresholds.contradiction if relations else 0.5
-    return {"conflicts": dump(find_conflicts(retrieved, ctx, judgement, speaker=state.get("speaker"),
-                                             relations=relations, tau_contradiction=tau)),
-            "judgement": judgement.model_dump(mode="json") if judgement else None, **usage_update(state, llm)}
+    return {
+        "conflicts": dump(
+            find_conflicts(
+                retrieved, ctx, judgement, speaker=state.get("speaker"), relations=relations, tau_contradiction=tau
+            )
+        ),
+        "judgement": judgement.model_dump(mode="json") if judgement else None,
+        **usage_update(state, llm),
+    }
 
 
 def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
-    node_id, changes = apply_correction(graph, turn_info(state, thread_of(config)), memories(state.get("conflicts")),
-                                        SurprisalPacket.model_validate(state["surprisal"]), ctx, note=state.get("note"))
+    node_id, changes = apply_correction(
+        graph,
+        turn_info(state, thread_of(config)),
+        memories(state.get("conflicts")),
+        SurprisalPacket.model_validate(state["surprisal"]),
+        ctx,
+        note=state.get("note"),
+    )
     return {"agent": "correction", "memory_node_id": node_id, "changes": dump(changes)}
 
 
 def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
     llm = turn_llm(state, ctx, services)
-    node_id, changes = apply_profiling(graph, turn_info(state, thread_of(config)), evolution_context(state),
-                                       SurprisalPacket.model_validate(state["surprisal"]), ctx, llm)
+    node_id, changes = apply_profiling(
+        graph,
+        turn_info(state, thread_of(config)),
+        evolution_context(state),
+        SurprisalPacket.model_validate(state["surprisal"]),
+        ctx,
+        llm,
+    )
     return {"agent": "profiling", "memory_node_id": node_id, "changes": dump(changes), **usage_update(state, llm)}
 
 

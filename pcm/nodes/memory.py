@@ -18,8 +18,10 @@ def consolidate(state: PCMState, config: RunnableConfig, ctx: PCMContext, servic
     """Tag this turn with its memory id, then move evicted turns into long-term memory (step 5);
     with an LLM, extract atomic facts once `llm_fact_batch` consolidated turns are waiting."""
     node_id = state.get("memory_node_id")
-    window = [dict(t, node_id=node_id) if t.get("turn") == state["turn"] and t["role"] == "user" else t
-              for t in state.get("turn_window") or []]
+    window = [
+        dict(t, node_id=node_id) if t.get("turn") == state["turn"] and t["role"] == "user" else t
+        for t in state.get("turn_window") or []
+    ]
     pending = state.get("turn_pending") or []
     llm = turn_llm(state, ctx, services)
     queue = list(state.get("pending_extraction") or [])
@@ -32,8 +34,13 @@ def consolidate(state: PCMState, config: RunnableConfig, ctx: PCMContext, servic
             if len(queue) >= ctx.llm_fact_batch:
                 changes += extract_facts(graph, queue, thread_of(config), ctx, llm)
                 queue = []
-    return {"turn_window": window, "turn_pending": [], "turn_extraction": queue,
-            "changes": dump(changes), **usage_update(state, llm)}
+    return {
+        "turn_window": window,
+        "turn_pending": [],
+        "turn_extraction": queue,
+        "changes": dump(changes),
+        **usage_update(state, llm),
+    }
 
 
 def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -42,23 +49,38 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     llm = turn_llm(state, ctx, services)
     if llm is None or not ctx.llm_reply:
         return {}
-    reply = llm.complete(RESPONSE_SYSTEM.format(memories=format_memories(memories(state.get("retrieved")))),
-                         state["user_input"])
+    reply = llm.complete(
+        RESPONSE_SYSTEM.format(memories=format_memories(memories(state.get("retrieved")))), state["user_input"]
+    )
     if reply is None:
         return usage_update(state, llm)
     intent = state.get("intent") or {}
     window = list(state.get("turn_window") or [])
-    turn = make_turn("assistant", reply, services.embedder.count_tokens, turn=state["turn"],
-                     timestamp=state.get("timestamp"), domain=intent.get("label"), domains=domain_distribution(intent),
-                     context=preceding_context(window, state.get("timestamp"), ctx.context_turns,
-                                               ctx.context_gap_minutes))
+    turn = make_turn(
+        "assistant",
+        reply,
+        services.embedder.count_tokens,
+        turn=state["turn"],
+        timestamp=state.get("timestamp"),
+        domain=intent.get("label"),
+        domains=domain_distribution(intent),
+        context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes),
+    )
     window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {"response": reply, "turn_window": window, "turn_pending": evicted, **usage_update(state, llm)}
 
 
 #: inputs that describe one turn; cleared when it ends so a checkpointed thread never reuses them
-TURN_INPUTS = {"user_input": None, "speaker": None, "timestamp": None, "dialog_ids": [], "force_level": None,
-               "target_ids": [], "note": None, "message_id": None}
+TURN_INPUTS = {
+    "user_input": None,
+    "speaker": None,
+    "timestamp": None,
+    "dialog_ids": [],
+    "force_level": None,
+    "target_ids": [],
+    "note": None,
+    "message_id": None,
+}
 
 
 def persist(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -67,10 +89,16 @@ def persist(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     Nothing of a turn is committed unless this node runs. `llm_usage` already holds what this
     turn spent on the LLM (every attempt, failed ones included)."""
     message_id = state.get("message_id")
-    services.store.commit_turn(user_of(state), state.get("turn_owner"), [message_id] if message_id else [])
-    update = {"working_memory": state.get("turn_window") or [], "pending_consolidation": state.get("turn_pending") or [],
-              "committed_turn": state["turn"], "turn_window": None, "turn_pending": None, "turn_owner": None,
-              **TURN_INPUTS}
+    services.store.turn(user_of(state), state["turn_owner"]).commit([message_id] if message_id else [])
+    update = {
+        "working_memory": state.get("turn_window") or [],
+        "pending_consolidation": state.get("turn_pending") or [],
+        "committed_turn": state["turn"],
+        "turn_window": None,
+        "turn_pending": None,
+        "turn_owner": None,
+        **TURN_INPUTS,
+    }
     if state.get("turn_extraction") is not None:
         update["pending_extraction"] = state["turn_extraction"]
         update["turn_extraction"] = None
@@ -93,5 +121,5 @@ def flush_working_memory(state: PCMState, thread_id: str | None, ctx: PCMContext
         queue.extend(consolidated)
         for start in range(0, len(queue), ctx.llm_fact_batch):
             llm = services.llm.for_turn(ctx.llm_turn_deadline)
-            changes += extract_facts(graph, queue[start:start + ctx.llm_fact_batch], thread_id, ctx, llm)
+            changes += extract_facts(graph, queue[start : start + ctx.llm_fact_batch], thread_id, ctx, llm)
     return dump(changes)

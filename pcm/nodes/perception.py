@@ -9,8 +9,8 @@ from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
 from pcm.nodes import domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of
 from pcm.perception.intent import classify_intent
-from pcm.routing import decide, user_level_prior
 from pcm.perception.working_memory import admit_turn, make_turn, preceding_context, render_window
+from pcm.routing import decide, user_level_prior
 from pcm.services import Services
 from pcm.state import PCMState
 from pcm.validation import input_text
@@ -25,20 +25,28 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
     entry edge."""
     text = input_text(state)
     user = turn_user(state, config)
-    owner = services.store.begin_turn(user, (config.get("configurable") or {}).get("pcm_turn"))
+    turn = services.store.begin_turn(user)
     try:
-        graph = services.store.open(user)
-        found = retrieve(graph, text, services.embedder.encode_one(text), ctx, intent=None, expand=False)
+        found = retrieve(turn.memory, text, services.embedder.encode_one(text), ctx, intent=None, expand=False)
     except BaseException:
-        services.store.abort_turn(user, owner)
+        turn.abort()
         raise
     committed = state.get("committed_turn")
-    return {"user_input": text, "user_id": user,
-            "turn": (state.get("turn", 0) if committed is None else committed) + 1,
-            "turn_owner": owner, "turn_window": list(state.get("working_memory") or []),
-            "turn_pending": list(state.get("pending_consolidation") or []), "changes": None,
-            "initial_retrieval": dump(found), "judgement": None, "conflicts": [], "memory_node_id": None,
-            "response": None, "llm_usage": add_usage(None, None) if services.llm is not None else {}}
+    return {
+        "user_input": text,
+        "user_id": user,
+        "turn": (state.get("turn", 0) if committed is None else committed) + 1,
+        "turn_owner": turn.owner,
+        "turn_window": list(state.get("working_memory") or []),
+        "turn_pending": list(state.get("pending_consolidation") or []),
+        "changes": None,
+        "initial_retrieval": dump(found),
+        "judgement": None,
+        "conflicts": [],
+        "memory_node_id": None,
+        "response": None,
+        "llm_usage": add_usage(None, None) if services.llm is not None else {},
+    }
 
 
 def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
@@ -51,19 +59,33 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     intent = classify_intent(text, [t["content"] for t in window[-RECENT_TURNS:]], services.intent_router, ctx, llm)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
     monitor = services.monitor(llm)
-    turn = monitor.observe(text, retrieved, recent, ctx, speaker=state.get("speaker"),
-                           level_prior=user_level_prior(services.store.open(user_of(state)), ctx))
+    turn = monitor.observe(
+        text,
+        retrieved,
+        recent,
+        ctx,
+        speaker=state.get("speaker"),
+        level_prior=user_level_prior(services.store.open(user_of(state)), ctx),
+    )
     decision = decide(turn, ctx)
-    packet, judgement = monitor.report(turn, decision.level, decision.source, decision.probabilities,
-                                       decision.judgement, decision.posterior, ctx)
+    packet, judgement = monitor.report(
+        turn, decision.level, decision.source, decision.probabilities, decision.judgement, decision.posterior, ctx
+    )
     forced = state.get("force_level")
     if forced:
         packet = packet.model_copy(update={"level": forced, "level_source": "forced"})
-    turn = make_turn("user", text, services.embedder.count_tokens, speaker=state.get("speaker"),
-                     turn=state["turn"], timestamp=state.get("timestamp"), domain=intent.label,
-                     domains=domain_distribution(intent.model_dump()),
-                     dialog_ids=list(state.get("dialog_ids") or []),
-                     context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes))
+    turn = make_turn(
+        "user",
+        text,
+        services.embedder.count_tokens,
+        speaker=state.get("speaker"),
+        turn=state["turn"],
+        timestamp=state.get("timestamp"),
+        domain=intent.label,
+        domains=domain_distribution(intent.model_dump()),
+        dialog_ids=list(state.get("dialog_ids") or []),
+        context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes),
+    )
     window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {
         "intent": intent.model_dump(mode="json"),
@@ -79,6 +101,7 @@ def retrieve_masked(state: PCMState, ctx: PCMContext, services: Services) -> dic
     """Intent-masked retrieval with 1-hop expansion (step 3)."""
     text = state["user_input"]
     graph = services.store.open(user_of(state))
-    found = retrieve(graph, text, services.embedder.encode_one(text), ctx,
-                     intent=state["intent"]["distribution"], expand=True)
+    found = retrieve(
+        graph, text, services.embedder.encode_one(text), ctx, intent=state["intent"]["distribution"], expand=True
+    )
     return {"retrieved": dump(found)}

@@ -53,8 +53,13 @@ DOMAIN_DESCRIPTIONS: dict[str, list[str]] = {
 
 
 class IntentRouter:
-    def __init__(self, embedder: Embedder, domains: list[str], temperature: float = 0.05,
-                 descriptions: dict[str, list[str]] | None = None):
+    def __init__(
+        self,
+        embedder: Embedder,
+        domains: list[str],
+        temperature: float = 0.05,
+        descriptions: dict[str, list[str]] | None = None,
+    ):
         self.embedder = embedder
         self.domains = list(domains)
         self.temperature = temperature
@@ -108,15 +113,21 @@ def with_topics(distribution: dict[str, float], domains: list[str], max_topics: 
     return {**merged, **dict(kept)}
 
 
-def classify_intent(text: str, recent: list[str], router: IntentRouter, ctx: PCMContext,
-                    llm: LLMClient | None) -> Intent:
+def classify_intent(
+    text: str, recent: list[str], router: IntentRouter, ctx: PCMContext, llm: LLMClient | None
+) -> Intent:
     """P(I | u): the offline router, or for turns it is unsure of (top probability below
     `llm_intent_confidence`) the LLM, which may add topics. The router is the fallback."""
     offline = router.classify(text, recent)
     if llm is None or offline.confidence >= ctx.llm_intent_confidence:
         return offline
-    judged = llm.structured(IntentJudgement, intent_system(ctx.domains, ctx.llm_topics), text,
-                            example=intent_example(ctx.domains, ctx.llm_topics), max_tokens=INTENT_MAX_TOKENS)
+    judged = llm.structured(
+        IntentJudgement,
+        intent_system(ctx.domains, ctx.llm_topics),
+        text,
+        example=intent_example(ctx.domains, ctx.llm_topics),
+        max_tokens=INTENT_MAX_TOKENS,
+    )
     if judged is None:
         return offline
     distribution = with_topics(judged.distribution, ctx.domains, ctx.llm_topics)

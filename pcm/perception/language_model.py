@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from pathlib import Path
 
 from pcm.model_files import default_language_model, model_cache, prepare_model
 
@@ -73,10 +72,10 @@ class CausalLMScorer:
         if not target:
             return 0.0
         prefix = self.tokenizer.encode(context, add_special_tokens=False) if context else []
-        prefix = [self.start_id] + prefix[-self.max_context_tokens:]
+        prefix = [self.start_id] + prefix[-self.max_context_tokens :]
         ids = torch.tensor([prefix + target[:256]])
         with torch.inference_mode():
-            logits = self.model(ids).logits[0, len(prefix) - 1:-1].float()
+            logits = self.model(ids).logits[0, len(prefix) - 1 : -1].float()
         log_probs = torch.log_softmax(logits, dim=-1)
-        picked = log_probs.gather(1, ids[0, len(prefix):].unsqueeze(1))
+        picked = log_probs.gather(1, ids[0, len(prefix) :].unsqueeze(1))
         return float(-picked.mean())

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pcm.formulas import softmax, subspace_interaction
 from pcm.cues import FAMILIES, cue_counts, is_request
+from pcm.formulas import softmax, subspace_interaction
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
@@ -50,8 +50,9 @@ def cue_features(memory: str, statement: str) -> np.ndarray:
     memory_words = set(content_words(memory))
     statement_words = set(content_words(statement))
     overlap = len(memory_words & statement_words) / len(statement_words) if statement_words else 0.0
-    return np.asarray([*(counts[f] for f in FAMILIES), float(is_request(statement)), float(has_cjk(statement)),
-                       overlap], dtype=float)
+    return np.asarray(
+        [*(counts[f] for f in FAMILIES), float(is_request(statement)), float(has_cjk(statement)), overlap], dtype=float
+    )
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,14 @@ class SubspaceBasis:
         return int(self.components.shape[0])
 
 
-def pair_features(blocks: list[str] | tuple[str, ...], memory_vector: np.ndarray, statement_vector: np.ndarray,
-                  memory: str, statement: str, basis: SubspaceBasis | None = None) -> np.ndarray:
+def pair_features(
+    blocks: list[str] | tuple[str, ...],
+    memory_vector: np.ndarray,
+    statement_vector: np.ndarray,
+    memory: str,
+    statement: str,
+    basis: SubspaceBasis | None = None,
+) -> np.ndarray:
     """One pair's feature vector, blocks in the order given (see the module docstring); the
     `bilinear` block needs the `basis` of its subspace."""
     u = np.asarray(memory_vector, dtype=float)
@@ -138,13 +145,18 @@ class RelationModel:
         self.basis = SubspaceBasis.from_spec(spec.get("basis"))
         if "bilinear" in self.features and (self.basis is None or self.basis.components.shape[1] != self.dimension):
             raise ValueError("relation model: the bilinear block needs a basis of the encoder's dimension")
-        if self.coef.shape != (len(self.labels), self.mean.size) or self.scale.size != self.mean.size \
-                or self.intercept.size != len(self.labels):
+        if (
+            self.coef.shape != (len(self.labels), self.mean.size)
+            or self.scale.size != self.mean.size
+            or self.intercept.size != len(self.labels)
+        ):
             raise ValueError("relation model: coef, mean, scale and intercept sizes do not match")
         thresholds = spec.get("thresholds") or {}
-        self.thresholds = RelationThresholds(contradiction=float(thresholds.get("contradiction", 0.5)),
-                                             consistent=float(thresholds.get("consistent", 0.5)),
-                                             cue=float(thresholds.get("cue", 1.01)))
+        self.thresholds = RelationThresholds(
+            contradiction=float(thresholds.get("contradiction", 0.5)),
+            consistent=float(thresholds.get("consistent", 0.5)),
+            cue=float(thresholds.get("cue", 1.01)),
+        )
         self.encoder = spec.get("encoder", "")
 
     def probabilities_from_features(self, features: np.ndarray) -> list[dict[str, float]]:
@@ -153,16 +165,23 @@ class RelationModel:
         logits = x @ self.coef.T + self.intercept
         return [dict(zip(self.labels, softmax(row.tolist()))) for row in logits]
 
-    def judge(self, memory_vectors: np.ndarray, statement_vector: np.ndarray, memories: list[str],
-              statement: str) -> list[dict[str, float]]:
+    def judge(
+        self, memory_vectors: np.ndarray, statement_vector: np.ndarray, memories: list[str], statement: str
+    ) -> list[dict[str, float]]:
         """P(relation) of `statement` to each memory (its text and encoder vector)."""
         if not memories:
             return []
         if np.asarray(statement_vector).shape[-1] != self.dimension:
-            raise ValueError(f"relation model expects {self.dimension}-dimensional vectors from "
-                             f"{self.encoder or 'its encoder'}, got {np.asarray(statement_vector).shape[-1]}")
-        rows = np.stack([pair_features(self.features, u, statement_vector, m, statement, self.basis)
-                         for u, m in zip(memory_vectors, memories)])
+            raise ValueError(
+                f"relation model expects {self.dimension}-dimensional vectors from "
+                f"{self.encoder or 'its encoder'}, got {np.asarray(statement_vector).shape[-1]}"
+            )
+        rows = np.stack(
+            [
+                pair_features(self.features, u, statement_vector, m, statement, self.basis)
+                for u, m in zip(memory_vectors, memories)
+            ]
+        )
         return self.probabilities_from_features(rows)
 
 
@@ -193,8 +212,9 @@ class PairJudge:
         if not memories or self.embedder is None or not self.model_path.is_file():
             return {}
         vectors = self.embedder.encode([*(m.content for m in memories), text])
-        verdicts = load_relation_model(self.model_path).judge(vectors[:-1], vectors[-1],
-                                                             [m.content for m in memories], text)
+        verdicts = load_relation_model(self.model_path).judge(
+            vectors[:-1], vectors[-1], [m.content for m in memories], text
+        )
         return {m.id: verdict for m, verdict in zip(memories, verdicts)}
 
     @property

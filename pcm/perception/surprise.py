@@ -24,10 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pcm.config import PCMContext
+from pcm.cues import cue_counts
 from pcm.formulas import effective_surprisal, hybrid_surprisal, retrieval_entropy, surprise_level
 from pcm.llm import LLMClient, RelationJudgement
 from pcm.models import NodeType, RetrievedMemory, SurprisalPacket
-from pcm.cues import cue_counts
 from pcm.perception.language_model import CausalLMScorer
 from pcm.perception.relation import RELATIONS, PairJudge
 from pcm.prompts import RELATION_SYSTEM, relation_prompt
@@ -36,8 +36,19 @@ from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
 
-CHEAP_FEATURES = ("max_similarity", "similarity_margin", "word_overlap", "retrieval_entropy", "change_cues",
-                  "additive_cues", "routine_cues", "exclusive_cues", "negation", "chinese", "conflict")
+CHEAP_FEATURES = (
+    "max_similarity",
+    "similarity_margin",
+    "word_overlap",
+    "retrieval_entropy",
+    "change_cues",
+    "additive_cues",
+    "routine_cues",
+    "exclusive_cues",
+    "negation",
+    "chinese",
+    "conflict",
+)
 FEATURES = ("nll", "nll_delta", *CHEAP_FEATURES)
 #: the relation model's verdicts (maxima over the judged memories, `relation_signals`): the
 #: calibrated router reads them beside the cheap and LM signals
@@ -60,8 +71,7 @@ def raw_surprisal(scorer: str, signals: dict[str, float], alpha: float) -> float
 def judged_facts(memories: list[RetrievedMemory], speaker: str | None, limit: int) -> list[RetrievedMemory]:
     """The memories the relation model judges: the `limit` most similar directly retrieved facts
     of the same speaker (one person's words neither confirm nor revise another's facts)."""
-    facts = [m for m in memories if m.via == "search" and m.type == NodeType.FACT
-             and m.speaker == speaker]
+    facts = [m for m in memories if m.via == "search" and m.type == NodeType.FACT and m.speaker == speaker]
     return sorted(facts, key=lambda m: -m.similarity)[:limit]
 
 
@@ -87,14 +97,14 @@ class TurnSignals:
 
 
 class SurpriseMonitor:
-    def __init__(self, language_model: CausalLMScorer, llm: LLMClient | None = None,
-                 embedder: Embedder | None = None):
+    def __init__(self, language_model: CausalLMScorer, llm: LLMClient | None = None, embedder: Embedder | None = None):
         self.language_model = language_model
         self.llm = llm
         self.embedder = embedder
 
-    def relations(self, text: str, memories: list[RetrievedMemory], speaker: str | None,
-                  ctx: PCMContext) -> dict[str, dict[str, float]]:
+    def relations(
+        self, text: str, memories: list[RetrievedMemory], speaker: str | None, ctx: PCMContext
+    ) -> dict[str, dict[str, float]]:
         """P(consistent/novel/contradiction) of `text` against each judged memory (`judged_facts`),
         by memory id; {} when no relation model is available (no file, no embedder)."""
         judge = PairJudge(self.embedder, ctx.relation_model_path)
@@ -146,8 +156,15 @@ class SurpriseMonitor:
             return None
         return self.llm.structured(RelationJudgement, RELATION_SYSTEM, relation_prompt(text, memories))
 
-    def observe(self, text: str, memories: list[RetrievedMemory], recent: str, ctx: PCMContext,
-                speaker: str | None = None, level_prior: list[float] | None = None) -> TurnSignals:
+    def observe(
+        self,
+        text: str,
+        memories: list[RetrievedMemory],
+        recent: str,
+        ctx: PCMContext,
+        speaker: str | None = None,
+        level_prior: list[float] | None = None,
+    ) -> TurnSignals:
         """What routing reads about `text` given the retrieved `memories`: the cheap signals and the
         relation verdicts now, the LM's signals when asked. `level_prior` is the user's own (see
         `adapted_level_prior`; default the configured one)."""
@@ -155,13 +172,26 @@ class SurpriseMonitor:
         signals = self.cheap_signals(text, memories)
         relations = self.relations(text, memories, speaker, ctx)
         signals.update(relation_signals(relations))
-        return TurnSignals(text, memories, signals, relations, list(level_prior or ctx.level_prior),
-                           lambda: signals.update(self.language_model_signals(text, context)),
-                           lambda judged: self.judge(text, judged))
+        return TurnSignals(
+            text,
+            memories,
+            signals,
+            relations,
+            list(level_prior or ctx.level_prior),
+            lambda: signals.update(self.language_model_signals(text, context)),
+            lambda judged: self.judge(text, judged),
+        )
 
-    def report(self, turn: TurnSignals, level: str | None, source: str, probabilities: dict[str, float],
-               judgement: RelationJudgement | None, posterior: list[float] | None, ctx: PCMContext
-               ) -> tuple[SurprisalPacket, RelationJudgement | None]:
+    def report(
+        self,
+        turn: TurnSignals,
+        level: str | None,
+        source: str,
+        probabilities: dict[str, float],
+        judgement: RelationJudgement | None,
+        posterior: list[float] | None,
+        ctx: PCMContext,
+    ) -> tuple[SurprisalPacket, RelationJudgement | None]:
         """The packet of a routed turn (`level` None: S_eff against θ_low/θ_high decides), and the
         LLM judgement made for it. S_raw gets what its scorer needs: the LM's signals, and for
         hybrid the LLM's conflict score when the thresholds decide."""
@@ -177,15 +207,25 @@ class SurpriseMonitor:
         s_eff = effective_surprisal(s_raw, entropy, ctx.surprise_lambda, has_context=bool(memories))
         theta_low, theta_high = ctx.thresholds()
         packet = SurprisalPacket(
-            content=turn.text, scorer=ctx.scorer, s_raw=s_raw, retrieval_entropy=entropy, s_eff=s_eff,
-            theta_low=theta_low, theta_high=theta_high, level=level or surprise_level(s_eff, theta_low, theta_high),
-            level_source=source, level_probabilities=probabilities, signals=signals,
-            retrieved_context=[m.id for m in memories], relations=turn.relations,
-            level_prior=list(turn.prior) if ctx.router == "calibrated" else None, router_posterior=posterior)
+            content=turn.text,
+            scorer=ctx.scorer,
+            s_raw=s_raw,
+            retrieval_entropy=entropy,
+            s_eff=s_eff,
+            theta_low=theta_low,
+            theta_high=theta_high,
+            level=level or surprise_level(s_eff, theta_low, theta_high),
+            level_source=source,
+            level_probabilities=probabilities,
+            signals=signals,
+            retrieved_context=[m.id for m in memories],
+            relations=turn.relations,
+            level_prior=list(turn.prior) if ctx.router == "calibrated" else None,
+            router_posterior=posterior,
+        )
         return packet, judgement
 
 
 def _context_text(memories: list[RetrievedMemory], recent: str) -> str:
     context = "\n".join(m.content for m in memories)
     return f"{context}\n{recent}" if context and recent else (context or recent)
-

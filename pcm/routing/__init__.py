@@ -23,10 +23,34 @@ the level `decide` gave the turn in the perceive node.
 """
 
 from pcm.routing.models import RouterModel, shipped_routers
-from pcm.routing.routers import (BRANCH_OF_LEVEL, LEVEL_OF_RELATION, CalibratedRouter, Decision, OffRouter,
-                                 PairRouter, Router, ThresholdRouter, branch_of_level, decide, router_for,
-                                 user_level_prior)
+from pcm.routing.routers import (
+    BRANCH_OF_LEVEL,
+    LEVEL_OF_RELATION,
+    CalibratedRouter,
+    Decision,
+    OffRouter,
+    PairRouter,
+    Router,
+    ThresholdRouter,
+    branch_of_level,
+    decide,
+    router_for,
+    user_level_prior,
+)
 
-__all__ = ["BRANCH_OF_LEVEL", "LEVEL_OF_RELATION", "CalibratedRouter", "Decision", "OffRouter", "PairRouter",
-           "Router", "RouterModel", "ThresholdRouter", "branch_of_level", "decide", "router_for", "shipped_routers",
-           "user_level_prior"]
+__all__ = [
+    "BRANCH_OF_LEVEL",
+    "LEVEL_OF_RELATION",
+    "CalibratedRouter",
+    "Decision",
+    "OffRouter",
+    "PairRouter",
+    "Router",
+    "RouterModel",
+    "ThresholdRouter",
+    "branch_of_level",
+    "decide",
+    "router_for",
+    "shipped_routers",
+    "user_level_prior",
+]

@@ -43,5 +43,6 @@ def shipped_routers(path: Path) -> tuple[RouterModel | None, RouterModel | None]
 @functools.lru_cache(maxsize=16)
 def _routers(path: str, version: float | None) -> tuple[RouterModel | None, RouterModel | None]:
     calibration = load_calibration(Path(path))
-    return tuple(RouterModel(calibration[name]) if calibration.get(name) else None
-                 for name in ("router_cheap", "router"))
+    return tuple(
+        RouterModel(calibration[name]) if calibration.get(name) else None for name in ("router_cheap", "router")
+    )

@@ -6,10 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcm.config import PCMContext
+from pcm.cues import is_request
 from pcm.formulas import LEVELS, adapted_level_prior, pair_level
 from pcm.llm import RelationJudgement
-from pcm.models import RetrievedMemory
-from pcm.cues import is_request
 from pcm.perception.relation import load_relation_model
 from pcm.perception.surprise import TurnSignals
 from pcm.routing.models import RouterModel, shipped_routers
@@ -85,7 +84,7 @@ class CalibratedRouter(Router):
         judgement = turn.ask_llm(turn.memories)
         if judgement is not None:
             return Decision(LEVEL_OF_RELATION[judgement.relation], "llm", probabilities, judgement)
-        if level == "high":                 # unsure, and a correction decays memories: the safer level
+        if level == "high":  # unsure, and a correction decays memories: the safer level
             return Decision(max(("low", "medium"), key=probabilities.get), "calibrated-cautious", probabilities)
         return Decision(level, "calibrated", probabilities)
 
@@ -104,8 +103,9 @@ class PairRouter(Router):
         tau = load_relation_model(self.relation_model_path).thresholds
         signals = turn.signals
         contradiction, consistent = signals["relation_contradiction"], signals["relation_consistent"]
-        level = pair_level(contradiction, consistent, signals.get("cue_router_high", 0.0), tau.contradiction,
-                           tau.consistent, tau.cue)
+        level = pair_level(
+            contradiction, consistent, signals.get("cue_router_high", 0.0), tau.contradiction, tau.consistent, tau.cue
+        )
         probabilities = {"high": contradiction, "low": consistent, "medium": signals["relation_novel"]}
         confidence = {"high": contradiction, "low": consistent, "medium": 1.0 - max(contradiction, consistent)}[level]
         if confidence < self.confidence:
@@ -147,8 +147,9 @@ def user_level_prior(memory, ctx: PCMContext) -> list[float] | None:
     `level_prior_turns` 0."""
     if ctx.router != "calibrated" or ctx.level_prior_turns <= 0:
         return None
-    return adapted_level_prior(memory.router_posteriors(), ctx.level_prior_turns, ctx.level_prior,
-                               ctx.level_prior_iterations)
+    return adapted_level_prior(
+        memory.router_posteriors(), ctx.level_prior_turns, ctx.level_prior, ctx.level_prior_iterations
+    )
 
 
 def branch_of_level(state: dict) -> str:

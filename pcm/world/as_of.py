@@ -73,7 +73,9 @@ class MemoryAsOf:
             if node_id not in self._weights:
                 continue
             attrs = self.attrs(node_id)
-            if (wanted is None or attrs["type"] in wanted) and (include_dormant or attrs["weight"] >= self.dormant_floor):
+            if (wanted is None or attrs["type"] in wanted) and (
+                include_dormant or attrs["weight"] >= self.dormant_floor
+            ):
                 out.append(MemoryNode.model_validate(attrs))
         return out
 
@@ -85,12 +87,18 @@ class MemoryAsOf:
 
     # ------------------------------------------------------------------ edges
     def _edge_existed(self, source: str, target: str, attrs: Mapping) -> bool:
-        return (source in self._weights and target in self._weights
-                and as_utc(attrs["timestamp"]).timestamp() <= self._cutoff)
+        return (
+            source in self._weights
+            and target in self._weights
+            and as_utc(attrs["timestamp"]).timestamp() <= self._cutoff
+        )
 
     def edges(self) -> list[MemoryEdge]:
-        return [MemoryEdge.model_validate(a) for s, t, a in self.memory.graph.edges(data=True)
-                if self._edge_existed(s, t, a)]
+        return [
+            MemoryEdge.model_validate(a)
+            for s, t, a in self.memory.graph.edges(data=True)
+            if self._edge_existed(s, t, a)
+        ]
 
     def insertion_order(self, node_id: str) -> int:
         return self.memory.insertion_order(node_id)
@@ -99,8 +107,11 @@ class MemoryAsOf:
         return [(s, a) for s, a in self.memory.in_edges(node_id, relation) if self._edge_existed(s, node_id, a)]
 
     def neighbours(self, node_id: str) -> list[tuple[str, MemoryEdge]]:
-        return [(other, edge) for other, edge in self.memory.neighbours(node_id)
-                if self._edge_existed(edge.source, edge.target, edge.model_dump(mode="json"))]
+        return [
+            (other, edge)
+            for other, edge in self.memory.neighbours(node_id)
+            if self._edge_existed(edge.source, edge.target, edge.model_dump(mode="json"))
+        ]
 
     # ------------------------------------------------------------------ search
     def _accept(self, node_id: str, wanted: set[str], include_dormant: bool) -> bool:
@@ -109,12 +120,14 @@ class MemoryAsOf:
         attrs = self.attrs(node_id)
         return attrs["type"] in wanted and (include_dormant or attrs["weight"] >= self.dormant_floor)
 
-    def dense_search(self, query_vector: np.ndarray, n: int, types: Iterable[NodeType] | None = None,
-                     include_dormant: bool = False) -> list[tuple[str, float]]:
+    def dense_search(
+        self, query_vector: np.ndarray, n: int, types: Iterable[NodeType] | None = None, include_dormant: bool = False
+    ) -> list[tuple[str, float]]:
         wanted = {NodeType(t).value for t in (types or RETRIEVABLE_TYPES)}
         excluded = sum(1 for i in self._weights if not self._accept(i, wanted, include_dormant))
-        found = self.memory.vectors.query(query_vector, n + excluded, include_dormant=True,
-                                          where={"created_at": {"$lte": self._cutoff}})
+        found = self.memory.vectors.query(
+            query_vector, n + excluded, include_dormant=True, where={"created_at": {"$lte": self._cutoff}}
+        )
         return [(i, s) for i, s in found if self._accept(i, wanted, include_dormant)][:n]
 
     def lexical_search(self, query: str, n: int, include_dormant: bool = False) -> dict[str, float]:

@@ -34,9 +34,11 @@ class Embedder:
         logger.info("loading embedding model from %s", self.model_path)
         self.model = SentenceTransformer(self.model_path, device="cpu")
         self.tokenizer = self.model.tokenizer
-        self.dimension = int(self.model.get_embedding_dimension()
-                             if hasattr(self.model, "get_embedding_dimension")
-                             else self.model.get_sentence_embedding_dimension())
+        self.dimension = int(
+            self.model.get_embedding_dimension()
+            if hasattr(self.model, "get_embedding_dimension")
+            else self.model.get_sentence_embedding_dimension()
+        )
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
 
@@ -51,8 +53,9 @@ class Embedder:
         found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            vectors = self.model.encode(missing, normalize_embeddings=True, convert_to_numpy=True,
-                                        show_progress_bar=False, batch_size=64)
+            vectors = self.model.encode(
+                missing, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False, batch_size=64
+            )
             found.update((text, vector.astype(np.float32)) for text, vector in zip(missing, vectors))
         rows = np.stack([found[t] for t in texts])
         for text, vector in found.items():

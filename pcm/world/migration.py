@@ -15,8 +15,9 @@ from pathlib import Path
 
 import networkx as nx
 
-from pcm.models import MemoryChange, MemoryNode
-from pcm.world.knowledge_graph import NODE_LINK, RETRIEVABLE_TYPES, WeightedKnowledgeGraph, _dumps
+from pcm.models import RETRIEVABLE_TYPES, MemoryChange, MemoryNode
+from pcm.world.memory_words import stored_words
+from pcm.world.persistence import NODE_LINK, row_json
 from pcm.world.records import CommitRows, GraphRecords
 from pcm.world.text import lexical_terms
 
@@ -48,17 +49,19 @@ def migrate_legacy_user(records: GraphRecords, chroma, folder: Path, user_id: st
         for order, (node_id, attrs) in enumerate(graph.nodes(data=True)):
             MemoryNode.model_validate(attrs)
             words = lexical_terms(attrs["content"]) if attrs["type"] in retrievable else []
-            rows.nodes.append((node_id, order, _dumps(attrs), WeightedKnowledgeGraph._words_json(words)))
-        rows.edges = [(s, t, _dumps(a)) for s, t, a in graph.edges(data=True)]
-        rows.events = [(e.node_id, e.timestamp.timestamp(), e.model_dump_json())
-                       for e in read_legacy_audit(folder / "audit.jsonl")]
+            rows.nodes.append((node_id, order, row_json(attrs), stored_words(words)))
+        rows.edges = [(s, t, row_json(a)) for s, t, a in graph.edges(data=True)]
+        rows.events = [
+            (e.node_id, e.timestamp.timestamp(), e.model_dump_json()) for e in read_legacy_audit(folder / "audit.jsonl")
+        ]
         records.commit(key, user_id, rows, indexed_seq=0)
         logger.info("migrated %d memories of %s from %s", graph.number_of_nodes(), key, graph_path)
     others = [i for i, a in graph.nodes(data=True) if a["type"] not in retrievable]
     if others:
         with chroma.writing():
-            chroma.client.get_or_create_collection(name=key, embedding_function=None,
-                                                   metadata={"hnsw:space": "cosine"}).delete(ids=others)
+            chroma.client.get_or_create_collection(
+                name=key, embedding_function=None, metadata={"hnsw:space": "cosine"}
+            ).delete(ids=others)
     for name in ("audit.jsonl", "graph.json"):
         if (folder / name).exists():
             (folder / name).replace(folder / f"{name}.migrated")

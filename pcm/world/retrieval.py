@@ -30,52 +30,66 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcm.config import PCMContext
-from pcm.formulas import (agreement_beyond, confidence_smoothing, distribution_confidence, intent_relevance,
-                          raise_similarity, retrieval_score, smooth_distribution)
-from pcm.models import NodeType, RetrievedMemory, as_utc
-from pcm.world.knowledge_graph import RETRIEVABLE_TYPES, WeightedKnowledgeGraph
+from pcm.formulas import (
+    agreement_beyond,
+    confidence_smoothing,
+    distribution_confidence,
+    intent_relevance,
+    raise_similarity,
+    retrieval_score,
+    smooth_distribution,
+)
+from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import standing_supersessions
 from pcm.world.text import has_cjk, speakers_named
 
 
-def _as_retrieved(graph: WeightedKnowledgeGraph, node_id: str, similarity: float, relevance: float,
-                  score: float, via: str) -> RetrievedMemory:
+def _as_retrieved(
+    graph: WeightedKnowledgeGraph, node_id: str, similarity: float, relevance: float, score: float, via: str
+) -> RetrievedMemory:
     node = graph.node(node_id)
-    return RetrievedMemory(id=node.id, content=node.content, type=node.type, domain=node.domain,
-                           weight=node.weight, similarity=similarity, intent_relevance=relevance,
-                           score=score, via=via, dialog_ids=node.source.dialog_ids, speaker=node.source.speaker,
-                           updated_at=node.updated_at)
+    return RetrievedMemory(
+        id=node.id,
+        content=node.content,
+        type=node.type,
+        domain=node.domain,
+        weight=node.weight,
+        similarity=similarity,
+        intent_relevance=relevance,
+        score=score,
+        via=via,
+        dialog_ids=node.source.dialog_ids,
+        speaker=node.source.speaker,
+        updated_at=node.updated_at,
+    )
 
 
-def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray, ctx: PCMContext,
-             intent: Mapping[str, float] | None = None, *, top_k: int | None = None,
-             use_weights: bool = True, expand: bool = True, use_contests: bool = True,
-             exclude: set[str] | None = None, across_scripts: bool = False) -> list[RetrievedMemory]:
+def retrieve(
+    graph: WeightedKnowledgeGraph,
+    query: str,
+    query_vector: np.ndarray,
+    ctx: PCMContext,
+    intent: Mapping[str, float] | None = None,
+    *,
+    top_k: int | None = None,
+    use_weights: bool = True,
+    expand: bool = True,
+    use_contests: bool = True,
+    exclude: set[str] | None = None,
+    across_scripts: bool = False,
+) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
     which), except that a superseded memory comes right after its successor; empty memory gives
     an empty list. `across_scripts`: also the memories the encoder cannot compare with the query
     (module docstring)."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
-    if intent is not None:
-        epsilon = ctx.intent_smoothing
-        if ctx.confidence_smoothing:
-            confidence = distribution_confidence(intent)
-            if ctx.agreement_smoothing:
-                confidence *= agreement_beyond(graph.domain_agreement(), ctx.agreement_floor)
-            epsilon = confidence_smoothing(epsilon, confidence)
-        intent = smooth_distribution(intent, epsilon)
+    intent = _smoothed_intent(graph, intent, ctx)
     if len(graph) == 0:
         return []
     pool = max(4 * top_k, 40)
-    dense = dict(graph.dense_search(query_vector, pool))
-    lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
-    missing = [i for i in lexical if i not in dense]
-    dense.update(graph.cosine(query_vector, missing))
-    uncomparable: set[str] = set()
-    if across_scripts and not ctx.encoder_multilingual:
-        uncomparable = set(graph.latest_in_script(not has_cjk(query), pool))
-        dense.update((i, 0.0) for i in uncomparable)
+    dense, lexical, uncomparable = _candidates(graph, query, query_vector, ctx, pool, across_scripts)
     named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
     subject = named[0] if len(named) == 1 else None
     hits: list[RetrievedMemory] = []
@@ -85,8 +99,9 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
         attrs = graph.attrs(node_id)
         similarity = raise_similarity(cosine, lexical.get(node_id, 0.0), ctx.lexical_weight)
         if subject is not None:
-            similarity = raise_similarity(similarity, float(attrs["source"].get("speaker") == subject),
-                                          ctx.speaker_weight)
+            similarity = raise_similarity(
+                similarity, float(attrs["source"].get("speaker") == subject), ctx.speaker_weight
+            )
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
         if node_id in uncomparable:
@@ -102,6 +117,44 @@ def retrieve(graph: WeightedKnowledgeGraph, query: str, query_vector: np.ndarray
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
         hits = _successors_first(graph, hits, ctx, intent, exclude, use_contests)
     return hits
+
+
+def _smoothed_intent(
+    graph: WeightedKnowledgeGraph, intent: Mapping[str, float] | None, ctx: PCMContext
+) -> Mapping[str, float] | None:
+    """P(d|I) smoothed towards uniform by ε, which shrinks with the intent's confidence and, with
+    `agreement_smoothing`, with how little this user's consecutive facts share a domain."""
+    if intent is None:
+        return None
+    epsilon = ctx.intent_smoothing
+    if ctx.confidence_smoothing:
+        confidence = distribution_confidence(intent)
+        if ctx.agreement_smoothing:
+            confidence *= agreement_beyond(graph.domain_agreement(), ctx.agreement_floor)
+        epsilon = confidence_smoothing(epsilon, confidence)
+    return smooth_distribution(intent, epsilon)
+
+
+def _candidates(
+    graph: WeightedKnowledgeGraph,
+    query: str,
+    query_vector: np.ndarray,
+    ctx: PCMContext,
+    pool: int,
+    across_scripts: bool,
+) -> tuple[dict[str, float], dict[str, float], set[str]]:
+    """(cosine by memory, lexical evidence by memory, memories in the other script) of the `pool`
+    best dense and lexical matches; the other script's latest memories when the encoder cannot
+    compare across scripts and `across_scripts` asks for them (cosine 0)."""
+    dense = dict(graph.dense_search(query_vector, pool))
+    lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
+    missing = [i for i in lexical if i not in dense]
+    dense.update(graph.cosine(query_vector, missing))
+    uncomparable: set[str] = set()
+    if across_scripts and not ctx.encoder_multilingual:
+        uncomparable = set(graph.latest_in_script(not has_cjk(query), pool))
+        dense.update((i, 0.0) for i in uncomparable)
+    return dense, lexical, uncomparable
 
 
 def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) -> set[str]:
@@ -120,9 +173,14 @@ def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) ->
     return restating
 
 
-def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,
-                      intent: Mapping[str, float] | None, exclude: set[str], use_contests: bool = True
-                      ) -> list[RetrievedMemory]:
+def _successors_first(
+    graph: WeightedKnowledgeGraph,
+    hits: list[RetrievedMemory],
+    ctx: PCMContext,
+    intent: Mapping[str, float] | None,
+    exclude: set[str],
+    use_contests: bool = True,
+) -> list[RetrievedMemory]:
     """A superseded memory yields to what superseded it: the successor (1 hop along a standing
     `supersedes` edge, `pcm.world.supersession`) is placed directly above it, brought in if it was
     not retrieved. A contested fact (`pcm.evolution.profiling.contested_facts`) yields alike to a
@@ -140,13 +198,22 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
                 continue
             if graph.attrs(source)["weight"] < graph.dormant_floor:
                 continue
-            if attrs["relation"] == "contests" and (not use_contests or source not in by_id
-                                                    or not _contest_stands(graph, source, hit.id, attrs["weight"], ctx)):
+            if attrs["relation"] == "contests" and (
+                not use_contests
+                or source not in by_id
+                or not _contest_stands(graph, source, hit.id, attrs["weight"], ctx)
+            ):
                 continue
             successor = by_id.get(source) or _as_retrieved(
-                graph, source, hit.similarity, intent_relevance(intent, graph.attrs(source).get("domain"),
-                                                                graph.attrs(source).get("domain_distribution")),
-                hit.score, "expansion:supersedes")
+                graph,
+                source,
+                hit.similarity,
+                intent_relevance(
+                    intent, graph.attrs(source).get("domain"), graph.attrs(source).get("domain_distribution")
+                ),
+                hit.score,
+                "expansion:supersedes",
+            )
             ordered.append(successor)
             placed.add(source)
         ordered.append(hit)
@@ -154,8 +221,9 @@ def _successors_first(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]
     return ordered
 
 
-def _contest_stands(graph: WeightedKnowledgeGraph, contester: str, contested: str, p_contradiction: float,
-                    ctx: PCMContext) -> bool:
+def _contest_stands(
+    graph: WeightedKnowledgeGraph, contester: str, contested: str, p_contradiction: float, ctx: PCMContext
+) -> bool:
     """A contest stands while its P(contradiction) reaches `contest_threshold` (None: contests are
     off), the contesting statement is not itself superseded (or was reaffirmed since), and it was
     confirmed (written or reinforced) no earlier than the fact it contests: a later confirmation of
@@ -167,8 +235,14 @@ def _contest_stands(graph: WeightedKnowledgeGraph, contester: str, contested: st
     return as_utc(graph.attrs(contester)["updated_at"]) >= as_utc(graph.attrs(contested)["updated_at"])
 
 
-def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCMContext,
-            intent: Mapping[str, float] | None, use_weights: bool, exclude: set[str]) -> list[RetrievedMemory]:
+def _expand(
+    graph: WeightedKnowledgeGraph,
+    hits: list[RetrievedMemory],
+    ctx: PCMContext,
+    intent: Mapping[str, float] | None,
+    use_weights: bool,
+    exclude: set[str],
+) -> list[RetrievedMemory]:
     """1-hop neighbours of the hits along edges of weight ≥ `expansion_min_weight`.
 
     A neighbour's score is its parent's score times the edge weight (times its own
@@ -184,8 +258,11 @@ def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCM
                 continue
             targets = [(neighbour_id, edge.weight)]
             if graph.attrs(neighbour_id)["type"] == NodeType.ENTITY.value:
-                targets = [(i, edge.weight * e.weight) for i, e in graph.neighbours(neighbour_id)[:ctx.expansion_limit]
-                           if e.weight >= ctx.expansion_min_weight]
+                targets = [
+                    (i, edge.weight * e.weight)
+                    for i, e in graph.neighbours(neighbour_id)[: ctx.expansion_limit]
+                    if e.weight >= ctx.expansion_min_weight
+                ]
             for target_id, strength in targets:
                 attrs = graph.attrs(target_id)
                 if target_id in seen or NodeType(attrs["type"]) not in RETRIEVABLE_TYPES:
@@ -196,6 +273,7 @@ def _expand(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], ctx: PCM
                 weight = attrs["weight"] if use_weights else 1.0
                 score = hit.score * strength * weight
                 if score > ctx.min_score and (target_id not in found or found[target_id].score < score):
-                    found[target_id] = _as_retrieved(graph, target_id, hit.similarity * strength, relevance,
-                                                     score, f"expansion:{edge.relation}")
-    return sorted(found.values(), key=lambda m: -m.score)[:ctx.expansion_limit]
+                    found[target_id] = _as_retrieved(
+                        graph, target_id, hit.similarity * strength, relevance, score, f"expansion:{edge.relation}"
+                    )
+    return sorted(found.values(), key=lambda m: -m.score)[: ctx.expansion_limit]

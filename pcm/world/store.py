@@ -32,48 +32,45 @@ all 60 turns (in a run of 40 turns, one failed after lock_timeout, 60 s).
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
 
 from pcm.validation import validate_user_id
+from pcm.world.chroma import ChromaConnection
 from pcm.world.embeddings import Embedder
 from pcm.world.knowledge_graph import AUTO_REINDEX_LIMIT, WeightedKnowledgeGraph, user_key
-from pcm.world.records import GraphRecords, MemoryBusyError
-from pcm.world.vectors import ChromaConnection, VectorIndex
+from pcm.world.records import GraphRecords
+from pcm.world.turns import _HELD, TurnTransaction, held_turn, hold
+from pcm.world.user_locks import MemoryBusyError
+from pcm.world.vectors import VectorIndex
 
 logger = logging.getLogger(__name__)
-#: users whose turn the current context holds (set by `exclusive`), so reads inside it do not wait on it
-_HELD: contextvars.ContextVar[frozenset] = contextvars.ContextVar("pcm_held_users", default=frozenset())
-
-
-@dataclass
-class Turn:
-    """An open turn of one user: who owns it and the locks it holds."""
-
-    owner: str
-    memory: WeightedKnowledgeGraph
-    process_lock: object
-    external: bool
-    started: float = field(default_factory=time.monotonic)
-    committed: bool = False
-    timer: threading.Timer | None = None
 
 
 class MemoryStore:
     """Opens each user's WeightedKnowledgeGraph (LRU-cached) and runs their turns."""
 
-    def __init__(self, data_dir: str | Path, embedder: Embedder, dormant_floor: float = 0.05, *,
-                 graph_store: str = "sqlite", postgres_url: str = "", vector_store: str = "chroma",
-                 chroma_url: str = "", open_users: int = 64, lock_timeout: float = 60.0,
-                 turn_timeout: float = 600.0, context_weight: float = 0.5):
+    def __init__(
+        self,
+        data_dir: str | Path,
+        embedder: Embedder,
+        dormant_floor: float = 0.05,
+        *,
+        graph_store: str = "sqlite",
+        postgres_url: str = "",
+        vector_store: str = "chroma",
+        chroma_url: str = "",
+        open_users: int = 64,
+        lock_timeout: float = 60.0,
+        turn_timeout: float = 600.0,
+        context_weight: float = 0.5,
+    ):
         self.data_dir = Path(data_dir)
         self.context_weight = context_weight
         #: how many vectors missing from a user's index opening rebuilds (None: all; `pcm repair`)
@@ -88,10 +85,11 @@ class MemoryStore:
         # one index per open memory: a search reads the live collection, the dormant one only on
         # request; each cached index costs about 2.3 MB (1,000 users served round-robin with 64
         # open: peak RSS 1.73 GB with 16 cached indexes, 2.28 GB with 256)
-        self.chroma = ChromaConnection.shared(vector_store, str(self.data_dir), chroma_url,
-                                              cached_indexes=self.open_users)
+        self.chroma = ChromaConnection.shared(
+            vector_store, str(self.data_dir), chroma_url, cached_indexes=self.open_users
+        )
         self._memories: OrderedDict[str, WeightedKnowledgeGraph] = OrderedDict()
-        self._turns: dict[str, Turn] = {}
+        self._turns: dict[str, TurnTransaction] = {}
         self._process_locks: dict[str, threading.Lock] = {}
         self._turnstiles: dict[str, threading.Lock] = {}
         self._user_locks: dict[str, dict[str, object]] = {}
@@ -104,8 +102,11 @@ class MemoryStore:
 
     def exists(self, user_id: str) -> bool:
         validate_user_id(user_id)
-        return (user_id in self._memories or self.records.user(user_key(user_id)) is not None
-                or (self.user_folder(user_id) / "graph.json").exists())
+        return (
+            user_id in self._memories
+            or self.records.user(user_key(user_id)) is not None
+            or (self.user_folder(user_id) / "graph.json").exists()
+        )
 
     def users(self) -> list[str]:
         """User ids with stored memory (including data directories not migrated yet)."""
@@ -142,8 +143,16 @@ class MemoryStore:
 
             key = user_key(user_id)
             migrate_legacy_user(self.records, self.chroma, self.user_folder(user_id), user_id, key)
-            memory = WeightedKnowledgeGraph(user_id, key, self.records, VectorIndex(self.chroma, key), self.embedder,
-                                            self.dormant_floor, self.context_weight, self.reindex_limit)
+            memory = WeightedKnowledgeGraph(
+                user_id,
+                key,
+                self.records,
+                VectorIndex(self.chroma, key),
+                self.embedder,
+                self.dormant_floor,
+                self.context_weight,
+                self.reindex_limit,
+            )
             self._memories[user_id] = memory
             self._evict()
             return memory
@@ -169,8 +178,10 @@ class MemoryStore:
             return self._process_locks.setdefault(user_id, threading.Lock())
 
     def _busy(self, user_id: str, holder: str) -> MemoryBusyError:
-        return MemoryBusyError(f"the memory of user {user_id!r} is busy: {holder} held it for more than "
-                               f"{self.lock_timeout:g} s (lock_timeout); nothing was changed")
+        return MemoryBusyError(
+            f"the memory of user {user_id!r} is busy: {holder} held it for more than "
+            f"{self.lock_timeout:g} s (lock_timeout); nothing was changed"
+        )
 
     def _wait_process_lock(self, user_id: str, deadline: float) -> threading.Lock:
         """Take the user's lock in this process by `deadline`. A waiter holds the user's turnstile
@@ -194,15 +205,17 @@ class MemoryStore:
             locks = self._user_locks.get(user_id)
             if locks is None:
                 key = user_key(user_id)
-                locks = self._user_locks[user_id] = {"turn": self.records.lock(key, "turn"),
-                                                     "commit": self.records.lock(key, "commit")}
+                locks = self._user_locks[user_id] = {
+                    "turn": self.records.lock(key, "turn"),
+                    "commit": self.records.lock(key, "commit"),
+                }
         lock = locks[purpose]
         if not lock.acquire(max(0.0, deadline - time.monotonic())):
             raise self._busy(user_id, "another process")
         return lock
 
     @contextmanager
-    def _holding_commits(self, user_id: str, deadline: float | None = None):
+    def holding_commits(self, user_id: str, deadline: float | None = None):
         """Hold the user's commit lock across processes (with embedded Chroma, whose readers take
         it): while a turn stores its rows and vectors, or loads what others stored."""
         if not self.chroma.embedded:
@@ -227,116 +240,64 @@ class MemoryStore:
             process_lock.release()
             raise
 
-    def begin_turn(self, user_id: str, owner: str | None = None, *, external: bool = False) -> str:
-        """Open a turn of `user_id` (or join the open one with the same owner); returns the owner."""
+    def begin_turn(self, user_id: str, *, external: bool = False) -> TurnTransaction:
+        """Open a turn of `user_id` (`TurnTransaction`), or join the one the current context holds
+        (a graph run inside `exclusive`)."""
         validate_user_id(user_id)
-        owner = owner or uuid.uuid4().hex
-        current = self._turns.get(user_id)
-        if current is not None and current.owner == owner:
-            return owner
+        held = held_turn(user_id)
+        return held if held is not None and not external else self._begin(user_id, external)
+
+    def _begin(self, user_id: str, external: bool) -> TurnTransaction:
         process_lock, user_lock = self._acquire(user_id, cross_process=True)
         try:
-            with self._holding_commits(user_id):   # opening and beginning can write (migration, index repair)
+            with self.holding_commits(user_id):  # opening and beginning can write (migration, index repair)
                 memory = self.open(user_id, create=True)
                 memory.begin()
         except BaseException:
             user_lock.release()
             process_lock.release()
             raise
-        turn = Turn(owner, memory, (process_lock, user_lock), external)
+        turn = TurnTransaction(self, user_id, uuid.uuid4().hex, memory, (process_lock, user_lock), external)
         if not external:
-            turn.timer = threading.Timer(self.turn_timeout, self._expire, args=(user_id, owner))
+            turn.timer = threading.Timer(self.turn_timeout, turn.expire)
             turn.timer.daemon = True
             turn.timer.start()
         self._turns[user_id] = turn
-        return owner
-
-    def _expire(self, user_id: str, owner: str) -> None:
-        turn = self._turns.get(user_id)
-        if turn is not None and turn.owner == owner:
-            logger.error("rolling back a turn of %r still open after %g s (turn_timeout)", user_id, self.turn_timeout)
-            turn.memory.fence()
-            self.abort_turn(user_id, owner)
-
-    def _turn(self, user_id: str, owner: str | None) -> Turn:
-        turn = self._turns.get(user_id)
-        if turn is None or (owner is not None and turn.owner != owner):
-            raise RuntimeError(f"no open turn of user {user_id!r} for this run (it was rolled back after "
-                               f"turn_timeout, or never begun); nothing of it was stored")
         return turn
 
-    def commit_turn(self, user_id: str, owner: str | None, message_ids: list[str] | tuple = ()) -> int | None:
-        """Write the turn (one transaction, then the vectors); ends it unless a caller holds it."""
-        turn = self._turn(user_id, owner)
-        for message_id in message_ids:
-            if turn.memory.has_message(message_id):
-                self.abort_turn(user_id, turn.owner)
-                raise ValueError(f"message {message_id!r} is already stored for user {user_id!r}; nothing changed")
-            turn.memory.stage_message(message_id)
-        with ExitStack() as holding:
-            try:
-                self._embed_staged(turn.memory)
-                holding.enter_context(self._holding_commits(user_id))
-                seq = turn.memory.commit()
-            except BaseException:
-                self.abort_turn(user_id, turn.owner)
-                raise
-            turn.committed = True
-            if turn.external:
-                turn.memory.begin()   # still holding the commit lock: a begin can repair the index (a write)
-        if not turn.external:
-            self._release(user_id, turn)
-        return seq
-
-    @staticmethod
-    def _embed_staged(memory: WeightedKnowledgeGraph) -> None:
-        """Embed the turn's new memories before the commit lock is taken: the commit would embed
-        them holding it (0.2-0.8 s of a 0.3-0.9 s hold, measured with a loaded CPU), and readers of
-        other processes wait for that lock."""
-        embed, staged = getattr(memory, "_staged_vectors", None), getattr(memory, "_staged", None)
-        if embed is None or staged is None:
-            return
-        with memory.lock:
-            embed([i for i in staged.reindex if i in staged.new])
-
-    def abort_turn(self, user_id: str, owner: str | None) -> None:
-        """Roll the turn back: nothing of it stays in memory or on disk. No-op without one."""
+    def open_turn(self, user_id: str, owner: str | None = None) -> TurnTransaction | None:
+        """The open turn of `user_id` (with that `owner`, if given), or None."""
         turn = self._turns.get(user_id)
-        if turn is None or (owner is not None and turn.owner != owner):
-            return
-        turn.memory.rollback()
-        if not turn.external:
-            self._release(user_id, turn)
-        else:
-            turn.memory.begin()
+        return turn if turn is not None and (owner is None or turn.owner == owner) else None
 
-    def _release(self, user_id: str, turn: Turn) -> None:
-        if self._turns.get(user_id) is turn:
-            del self._turns[user_id]
-        if turn.timer is not None:
-            turn.timer.cancel()
-        turn.memory.rollback()
-        process_lock, user_lock = turn.process_lock
-        try:
-            if user_lock is not None:
-                user_lock.release()
-        finally:
-            process_lock.release()
+    def turn(self, user_id: str, owner: str) -> TurnTransaction:
+        """The open turn of `user_id` that `owner` began; RuntimeError if it has ended."""
+        turn = self.open_turn(user_id, owner)
+        if turn is None:
+            raise RuntimeError(
+                f"no open turn of user {user_id!r} for this run (it was rolled back after "
+                f"turn_timeout, or never begun); nothing of it was stored"
+            )
+        return turn
+
+    def forget_turn(self, turn: TurnTransaction) -> None:
+        if self._turns.get(turn.user_id) is turn:
+            del self._turns[turn.user_id]
 
     @contextmanager
     def exclusive(self, user_id: str):
-        """Hold the user's turn for a block (PCM.process wraps the whole graph run in it, so the
-        checkpoint is read and written by one writer at a time too). Yields the owner to pass to
-        `begin_turn`; what was not committed when the block ends is rolled back."""
-        owner = self.begin_turn(user_id, external=True)
-        token = _HELD.set(_HELD.get() | {user_id})
+        """Hold a turn of the user for a block (PCM.process wraps the whole graph run in it, so the
+        checkpoint is read and written by one writer at a time too). Yields the `TurnTransaction`;
+        a graph run inside the block joins it; what was not committed when the block ends is
+        rolled back."""
+        turn = self.begin_turn(user_id, external=True)
+        token = hold(turn)
         try:
-            yield owner
+            yield turn
         finally:
             _HELD.reset(token)
-            turn = self._turns.get(user_id)
-            if turn is not None and turn.owner == owner:
-                self._release(user_id, turn)
+            if turn.is_open:
+                turn.end()
 
     @contextmanager
     def reading(self, user_id: str):
@@ -348,20 +309,20 @@ class MemoryStore:
         Chroma, which is not process-safe, vectors are never read while another process writes
         them. Opening a memory this process does not hold yet can write (a migration, an index
         repair), so that waits for the other process's turn, as a writer does."""
-        if user_id in _HELD.get():
+        if held_turn(user_id) is not None:
             yield self.open(user_id)
             return
         deadline = time.monotonic() + self.lock_timeout
         process_lock = self._wait_process_lock(user_id, deadline)
         try:
             if self.chroma.embedded and user_id not in self._memories:
-                turn_lock = self._cross_process_lock(user_id, "turn", deadline)   # the turn lock first, as writers
+                turn_lock = self._cross_process_lock(user_id, "turn", deadline)  # the turn lock first, as writers
                 try:
-                    with self._holding_commits(user_id, deadline):
+                    with self.holding_commits(user_id, deadline):
                         self.open(user_id)
                 finally:
                     turn_lock.release()
-            with self._holding_commits(user_id, deadline):
+            with self.holding_commits(user_id, deadline):
                 memory = self.open(user_id)
                 memory.refresh()
                 yield memory

@@ -43,7 +43,8 @@ ZH_STOPWORDS = frozenset(
     # as in the English list: question words, quantifiers, demonstratives, degree words, connectives
     "什么 怎么 怎样 怎么样 如何 为什么 哪 哪个 哪些 哪里 哪儿 谁 多少 几 几个 可以 可能 应该 一些 有些 一下 "
     "这个 那个 这些 那些 这里 那里 这么 那么 非常 特别 真 太 更 最 如果 然后 所以 但是 可是 因为 或者 还是 跟 比 "
-    "只 刚 没 其他 别的 任何 所有 关于".split())
+    "只 刚 没 其他 别的 任何 所有 关于".split()
+)
 _ENTITY_TAGS = {"nr", "ns", "nt", "nz", "eng", "nrt", "nrfg"}
 #: pieces POS-tagged one at a time: runs between punctuation, at most 40 characters
 _PIECE = re.compile(r"[^\s。！？；，、：,.!?;:]{1,40}")
@@ -72,8 +73,13 @@ def tokenizer_fingerprint() -> str:
     are then recomputed): a hash of the word pattern, the stopword lists and the jieba version."""
     import hashlib
 
-    parts = [_WORD.pattern, " ".join(sorted(STOPWORDS)), " ".join(sorted(ZH_STOPWORDS)), jieba.__version__,
-             LEXICAL_TERMS_SCHEME]
+    parts = [
+        _WORD.pattern,
+        " ".join(sorted(STOPWORDS)),
+        " ".join(sorted(ZH_STOPWORDS)),
+        jieba.__version__,
+        LEXICAL_TERMS_SCHEME,
+    ]
     return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()[:12]
 
 
@@ -92,8 +98,7 @@ def lexical_terms(text: str) -> list[str]:
     ("我家养了一只橘猫" gives 家养, "用户养了什么宠物" gives 养); characters still meet, as in
     character-based Chinese retrieval, while whole words keep the higher scores they share."""
     words = content_words(text)
-    return words + [c for w in words if len(w) > 1 and has_cjk(w) for c in w
-                    if has_cjk(c) and c not in ZH_STOPWORDS]
+    return words + [c for w in words if len(w) > 1 and has_cjk(w) for c in w if has_cjk(c) and c not in ZH_STOPWORDS]
 
 
 def extract_entities(text: str, limit: int = 8) -> list[str]:
@@ -104,7 +109,9 @@ def extract_entities(text: str, limit: int = 8) -> list[str]:
         if token.lower() in STOPWORDS or len(token) < 2:
             continue
         capitalised = token[0].isupper() and (index > 0 or token.isupper() or any(c.isupper() for c in token[1:]))
-        technical = any(c in token for c in "+#.") or (any(c.isdigit() for c in token) and any(c.isalpha() for c in token))
+        technical = any(c in token for c in "+#.") or (
+            any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+        )
         if capitalised or technical:
             found.append(token.strip("."))
     seen: set[str] = set()
@@ -127,8 +134,11 @@ def _tagged_names(text: str) -> list[str]:
         if time.perf_counter() > deadline:
             logger.debug("entity tagging stopped after %.1f s", POS_TIME_BUDGET)
             break
-        found.extend(pair.word.strip() for pair in jieba.posseg.lcut(piece)
-                     if pair.flag in _ENTITY_TAGS and len(pair.word.strip()) > 1)
+        found.extend(
+            pair.word.strip()
+            for pair in jieba.posseg.lcut(piece)
+            if pair.flag in _ENTITY_TAGS and len(pair.word.strip()) > 1
+        )
     return found
 
 

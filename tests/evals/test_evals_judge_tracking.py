@@ -10,8 +10,15 @@ from evals import tracking
 from evals.bench.judge import judge_answer
 from pcm.llm import LLMClient
 
-ITEMS = [{"id": i, "inputs": {"question": f"q{i}"}, "reference": {"answer": "a"},
-          "outputs": {"recall@10": i / 2, "ndcg@10": None if i == 0 else 1.0}} for i in range(3)]
+ITEMS = [
+    {
+        "id": i,
+        "inputs": {"question": f"q{i}"},
+        "reference": {"answer": "a"},
+        "outputs": {"recall@10": i / 2, "ndcg@10": None if i == 0 else 1.0},
+    }
+    for i in range(3)
+]
 
 
 def fake_llm(*replies):
@@ -52,6 +59,7 @@ def test_without_a_key_nothing_is_traced_or_logged(monkeypatch, no_network):
     assert tracking.langsmith_enabled() is False
     assert tracking.log_experiment("locomo", ITEMS, ["recall@10"]) is None
     import os
+
     assert os.environ["LANGSMITH_TRACING"] == "false" and not no_network
 
 
@@ -97,8 +105,7 @@ def test_upload_creates_the_dataset_then_evaluates_on_it(monkeypatch):
         experiment_name = "pcm-locomo-1"
 
     def fake_evaluate(target, data, evaluators, client, upload_results, **kwargs):
-        seen.update(data=data, upload=upload_results, output=target({"id": "1"}),
-                    keys=[e.__name__ for e in evaluators])
+        seen.update(data=data, upload=upload_results, output=target({"id": "1"}), keys=[e.__name__ for e in evaluators])
         return Results()
 
     monkeypatch.setattr(langsmith, "evaluate", fake_evaluate)

@@ -19,8 +19,15 @@ def imported(path: Path) -> set[str]:
 
 
 def test_bench_never_imports_fit_and_provenance_imports_neither():
-    wrong = [(str(path.relative_to(EVALS)), module) for path in (EVALS / "bench").glob("*.py")
-             for module in imported(path) if module.startswith("evals.fit")]
-    wrong += [("provenance.py", module) for module in imported(EVALS / "provenance.py")
-              if module.startswith(("evals.fit", "evals.bench"))]
+    wrong = [
+        (str(path.relative_to(EVALS)), module)
+        for path in (EVALS / "bench").glob("*.py")
+        for module in imported(path)
+        if module.startswith("evals.fit")
+    ]
+    wrong += [
+        ("provenance.py", module)
+        for module in imported(EVALS / "provenance.py")
+        if module.startswith(("evals.fit", "evals.bench"))
+    ]
     assert not wrong, wrong

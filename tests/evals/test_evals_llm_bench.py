@@ -2,8 +2,9 @@
 
 import json
 
-from evals.bench.llm_bench import bench_report, run_llm_bench
 from fault_server import FaultServer
+
+from evals.bench.llm_bench import bench_report, run_llm_bench
 from pcm.config import load_context
 
 DATA = "../shared/datasets/locomo/conv-26.json"
@@ -25,16 +26,17 @@ def scripted(request: dict) -> str:
 def test_bench_counts_calls_tokens_and_invalid_replies_per_turn(tmp_path):
     with FaultServer() as server:
         server.replies["ok"] = scripted
-        ctx = load_context(data_dir=str(tmp_path), llm_model="scripted", llm_base_url=server.url("ok"),
-                           llm_intent_confidence=1.0)
+        ctx = load_context(
+            data_dir=str(tmp_path), llm_model="scripted", llm_base_url=server.url("ok"), llm_intent_confidence=1.0
+        )
         results = run_llm_bench(DATA, ctx, limit_turns=8, progress=False)
         requests = server.count("ok")
         hypotheses = sum(1 for _, _, r in server.requests if "testable hypothesis" in r["messages"][0]["content"])
     llm = results["llm"]
-    assert results["turns"] == 8 and llm["calls"] == requests >= 8      # at least the intent of every turn
+    assert results["turns"] == 8 and llm["calls"] == requests >= 8  # at least the intent of every turn
     assert llm["calls_per_turn"] == requests / 8
-    assert llm["input_tokens_per_turn"] == 11 * requests / 8            # the server's usage figures
-    assert llm["invalid_replies"] == hypotheses                         # the only replies that fail validation
+    assert llm["input_tokens_per_turn"] == 11 * requests / 8  # the server's usage figures
+    assert llm["invalid_replies"] == hypotheses  # the only replies that fail validation
     assert llm["validation_failure_share"] == hypotheses / requests and llm["replies"] == requests
     assert results["llm_mode"]["memories_with_topics"] >= 1 and results["offline"]["memories_with_topics"] == 0
     assert results["latency_offline"]["p50"] > 0 and results["latency_llm_mode"]["p50"] > 0

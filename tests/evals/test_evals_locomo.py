@@ -37,12 +37,14 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
     assert set(results["versus_pcm"]) == expected - {"pcm"}
     for name, by_metric in results["versus_pcm"].items():
         gap = by_metric["recall@10"]
-        assert gap["difference"] == pytest.approx(results["systems"][name]["recall@10"] - results["systems"]["pcm"]["recall@10"])
+        assert gap["difference"] == pytest.approx(
+            results["systems"][name]["recall@10"] - results["systems"]["pcm"]["recall@10"]
+        )
         assert gap["ci95"][0] <= gap["difference"] <= gap["ci95"][1] and gap["questions"] == results["questions"]
         asked = [item["inputs"]["conversation"] for item in results["items"]]
         assert set(gap["per_group"]) == set(asked) == {c.sample_id for c in two_conversations}
         weighted = sum(gap["per_group"][c] * asked.count(c) for c in gap["per_group"]) / len(asked)
-        assert weighted == pytest.approx(gap["difference"])      # per conversation, the same questions
+        assert weighted == pytest.approx(gap["difference"])  # per conversation, the same questions
     assert results["cost"]["turns"] == 2 * TURNS
     assert results["cost"]["latency_p50"] > 0 and results["cost"]["llm_calls_per_turn"] == 0
     assert set(results["cost"]["memories"]) == {c.sample_id for c in two_conversations}
@@ -61,7 +63,8 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
         for name in ("pcm", ROUTING_OFF):
             assert everything["recall"][name][f"recall@{k}"] == pytest.approx(results["systems"][name][f"recall@{k}"])
         assert everything["pcm_minus_routing_off"][f"recall@{k}"]["difference"] == pytest.approx(
-            -results["versus_pcm"][ROUTING_OFF][f"recall@{k}"]["difference"])
+            -results["versus_pcm"][ROUTING_OFF][f"recall@{k}"]["difference"]
+        )
 
 
 def test_a_run_on_two_processes_gives_the_figures_of_one_process(tmp_path, two_conversations):
@@ -75,15 +78,17 @@ def test_a_run_on_two_processes_gives_the_figures_of_one_process(tmp_path, two_c
     assert [item["id"] for item in two["items"]] == [item["id"] for item in one["items"]]
     assert numbers_within(two["items"], one["items"], 1e-6)
     for name, metrics in one["systems"].items():
-        assert numbers_within({k: v for k, v in two["systems"][name].items() if k != "seconds"},
-                              {k: v for k, v in metrics.items() if k != "seconds"}, 1e-6), name
+        assert numbers_within(
+            {k: v for k, v in two["systems"][name].items() if k != "seconds"},
+            {k: v for k, v in metrics.items() if k != "seconds"},
+            1e-6,
+        ), name
     assert numbers_within(two["versus_pcm"], one["versus_pcm"], 1e-6)
     for key in ("turns", "memories", "agents", "llm_calls_per_turn"):
         assert two["cost"][key] == one["cost"][key], key
-    assert not list(tmp_path.iterdir())                    # both ran in temporary directories
+    assert not list(tmp_path.iterdir())  # both ran in temporary directories
     with pytest.raises(ValueError, match="one process"):
-        run_locomo(two_conversations, ctx, Services(ctx, chat_model=object()), progress=False, limit_turns=4,
-                   workers=2)
+        run_locomo(two_conversations, ctx, Services(ctx, chat_model=object()), progress=False, limit_turns=4, workers=2)
 
 
 def test_one_conversation_never_answers_another(tmp_path, two_conversations):
@@ -120,8 +125,9 @@ def test_qa_path_with_a_fake_llm(tmp_path, two_conversations, scripted_model):
 
 def test_cli_writes_results_report_and_plot(tmp_path):
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["locomo", "--data", f"{DATA}/conv-30.json", "--out", str(out),
-                                      "--retrieval-only", "--limit-turns", "16"])
+    result = CliRunner().invoke(
+        app, ["locomo", "--data", f"{DATA}/conv-30.json", "--out", str(out), "--retrieval-only", "--limit-turns", "16"]
+    )
     assert result.exit_code == 0, result.output
     results = json.loads((out / "results.json").read_text())
     assert results["conversations"] == ["conv-30"] and results["data"].endswith("conv-30.json")
@@ -129,11 +135,14 @@ def test_cli_writes_results_report_and_plot(tmp_path):
     report = (out / "report.md").read_text()
     assert re.search(r"\| pcm \| [0-9.]+ \|", report)
     assert re.search(r"\| bm25 \| [+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|", report)
-    assert re.search(r"\| bm25 \| [+-][0-9.]+ \| [0-9] / [0-9] \|", report)          # per conversation
+    assert re.search(r"\| bm25 \| [+-][0-9.]+ \| [0-9] / [0-9] \|", report)  # per conversation
     seen = "yes" if "conv-30" in results["fitted_conversations"]["conversations"] else "no"
     assert re.search(rf"\| conv-30 \| {seen} \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ \|", report)
-    assert re.search(r"\| all \(conv-30\) \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| "
-                     r"[+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|", report)
+    assert re.search(
+        r"\| all \(conv-30\) \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| "
+        r"[+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|",
+        report,
+    )
     assert "| no model fitted on them (" in report
     analysis = CliRunner().invoke(app, ["analyze", str(out)])
     assert analysis.exit_code == 0 and "R@10" in analysis.output
@@ -145,12 +154,19 @@ def test_routing_is_reported_over_all_conversations_and_over_those_no_shipped_mo
     calibration = tmp_path / "calibration.json"
     calibration.write_text(json.dumps({"chat_turns": {"count": 7, "conversations": ["b", "elsewhere"]}}))
     conversations = [SimpleNamespace(sample_id=c) for c in ("a", "b", "c")]
-    parts = [{"cost": {"turns": turns, "agents": agents}} for turns, agents in
-             ((10, {"correction": 1, "maintenance": 9}), (20, {"correction": 10, "profiling": 10}), (10, {}))]
+    parts = [
+        {"cost": {"turns": turns, "agents": agents}}
+        for turns, agents in (
+            (10, {"correction": 1, "maintenance": 9}),
+            (20, {"correction": 10, "profiling": 10}),
+            (10, {}),
+        )
+    ]
     asked_in = ["a", "a", "b", "c"]
 
     def rows(recalls):
         return [{"category": 1, **{f"recall@{k}": r for k in KS}} for r in recalls]
+
     system_rows = {"pcm": rows([1.0, 0.0, 0.0, 1.0]), ROUTING_OFF: rows([0.0, 0.0, 1.0, 1.0])}
 
     figures = routing_figures(conversations, parts, system_rows, asked_in, calibration)
@@ -158,16 +174,29 @@ def test_routing_is_reported_over_all_conversations_and_over_those_no_shipped_mo
     assert figures["per_conversation"] == {
         "a": {"fitted_on": False, "turns": 10, "correction_turns": 1, "questions": 2},
         "b": {"fitted_on": True, "turns": 20, "correction_turns": 10, "questions": 1},
-        "c": {"fitted_on": False, "turns": 10, "correction_turns": 0, "questions": 1}}
+        "c": {"fitted_on": False, "turns": 10, "correction_turns": 0, "questions": 1},
+    }
     everything, unseen = figures["routing"]["all"], figures["routing"]["not_fitted_on"]
     assert figures["routing"]["routing_off_system"] == ROUTING_OFF
-    assert (everything["conversations"], everything["turns"], everything["correction_turns"]) == (["a", "b", "c"], 40, 11)
+    assert (everything["conversations"], everything["turns"], everything["correction_turns"]) == (
+        ["a", "b", "c"],
+        40,
+        11,
+    )
     assert (unseen["conversations"], unseen["turns"], unseen["correction_turns"]) == (["a", "c"], 20, 1)
     assert everything["correction_share"] == 11 / 40 and unseen["correction_share"] == 1 / 20
-    assert everything["recall"] == {"pcm": {f"recall@{k}": 0.5 for k in KS}, ROUTING_OFF: {f"recall@{k}": 0.5 for k in KS}}
-    assert unseen["recall"] == {"pcm": {f"recall@{k}": 2 / 3 for k in KS}, ROUTING_OFF: {f"recall@{k}": 1 / 3 for k in KS}}
+    assert everything["recall"] == {
+        "pcm": {f"recall@{k}": 0.5 for k in KS},
+        ROUTING_OFF: {f"recall@{k}": 0.5 for k in KS},
+    }
+    assert unseen["recall"] == {
+        "pcm": {f"recall@{k}": 2 / 3 for k in KS},
+        ROUTING_OFF: {f"recall@{k}": 1 / 3 for k in KS},
+    }
     lead = unseen["pcm_minus_routing_off"]["recall@10"]
-    assert (lead["questions"], lead["better"], lead["worse"]) == (3, 1, 0) and lead["difference"] == pytest.approx(1 / 3)
+    assert (lead["questions"], lead["better"], lead["worse"]) == (3, 1, 0) and lead["difference"] == pytest.approx(
+        1 / 3
+    )
     assert everything["pcm_minus_routing_off"]["recall@10"]["difference"] == 0.0
 
     # a calibration that records no conversation (or no calibration file): nothing is marked

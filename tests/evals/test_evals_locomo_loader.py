@@ -123,7 +123,9 @@ def test_qa_answers_are_strings_and_adversarial_answers_used(folder_conversation
     assert all(isinstance(item.answer, str) for item in qa_items)
     sunrise = next(item for item in qa_items if item.question == "When did Melanie paint a sunrise?")
     assert sunrise.answer == "2022"
-    adversarial = next(item for item in qa_items if item.question == "What did Caroline realize after her charity race?")
+    adversarial = next(
+        item for item in qa_items if item.question == "What did Caroline realize after her charity race?"
+    )
     assert adversarial.category == 5
     assert adversarial.is_adversarial
     assert adversarial.answer == "self-care is important"
@@ -131,7 +133,9 @@ def test_qa_answers_are_strings_and_adversarial_answers_used(folder_conversation
 
 
 def test_malformed_evidence_in_data_is_split(folder_conversations):
-    painting = next(item for item in folder_conversations["conv-26"].qa if item.question == "What did Melanie paint recently?")
+    painting = next(
+        item for item in folder_conversations["conv-26"].qa if item.question == "What did Melanie paint recently?"
+    )
     assert painting.evidence == ["D8:6", "D9:17"]
 
 

@@ -147,12 +147,12 @@ def test_paired_difference_tells_a_real_gap_from_noise():
     from evals.bench.metrics import paired_difference
 
     base = [{"recall@10": float(i % 2)} for i in range(400)]
-    better = [{"recall@10": 1.0} for _ in range(400)]                 # wins 200 questions, loses none
+    better = [{"recall@10": 1.0} for _ in range(400)]  # wins 200 questions, loses none
     real = paired_difference(better, base, "recall@10")
     assert real["difference"] == pytest.approx(0.5) and (real["better"], real["worse"]) == (200, 0)
     assert 0 < real["ci95"][0] < 0.5 < real["ci95"][1]
     swapped = [{"recall@10": float((i + 1) % 2)} if i < 8 else row for i, row in enumerate(base)]
-    noise = paired_difference(swapped, base, "recall@10")             # 4 wins, 4 losses
+    noise = paired_difference(swapped, base, "recall@10")  # 4 wins, 4 losses
     assert noise["difference"] == 0 and (noise["better"], noise["worse"]) == (4, 4)
     assert noise["ci95"][0] < 0 < noise["ci95"][1]
     same = paired_difference(base, base, "recall@10")
@@ -165,12 +165,18 @@ def test_paired_difference_per_group_shows_where_a_gap_comes_from():
     from evals.bench.metrics import paired_difference
 
     base = [{"recall@10": 0.0} for _ in range(6)]
-    rows = [{"recall@10": 1.0}, {"recall@10": 1.0}, {"recall@10": 0.0}, {"recall@10": 0.0}, {"recall@10": 0.0},
-            {"recall@10": None}]
+    rows = [
+        {"recall@10": 1.0},
+        {"recall@10": 1.0},
+        {"recall@10": 0.0},
+        {"recall@10": 0.0},
+        {"recall@10": 0.0},
+        {"recall@10": None},
+    ]
     groups = ["conv-a", "conv-a", "conv-b", "conv-b", "conv-b", "conv-b"]
     gap = paired_difference(rows, base, "recall@10", groups=groups)
     assert gap["difference"] == pytest.approx(0.4) and gap["questions"] == 5
-    assert gap["per_group"] == {"conv-a": 1.0, "conv-b": 0.0}       # the whole gap is conv-a's
+    assert gap["per_group"] == {"conv-a": 1.0, "conv-b": 0.0}  # the whole gap is conv-a's
     assert "per_group" not in paired_difference(rows, base, "recall@10")
     with pytest.raises(ValueError, match="one group per row"):
         paired_difference(rows, base, "recall@10", groups=groups[:2])

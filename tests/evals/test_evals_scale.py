@@ -30,7 +30,19 @@ def test_scale_bench_measures_one_bulk_loaded_user_and_many_users(tmp_path):
     assert counted["min_per_user"] >= 6  # 5 bulk-loaded memories and the served turn's own
     assert _in_fresh_process("count_nodes", many, 3)["nodes"] == counted["nodes"]  # as the bench runs it
 
-    table = report({"rows": [{"configuration": "embedded", "size": size, **row}],
-                    "many_users": [{"configuration": "embedded", "users": 3, "per_user": 5, **served,
-                                    "counted": counted, "expected_nodes_at_least": 18}]})
+    table = report(
+        {
+            "rows": [{"configuration": "embedded", "size": size, **row}],
+            "many_users": [
+                {
+                    "configuration": "embedded",
+                    "users": 3,
+                    "per_user": 5,
+                    **served,
+                    "counted": counted,
+                    "expected_nodes_at_least": 18,
+                }
+            ],
+        }
+    )
     assert f"| embedded | {size:,} |" in table and "| embedded | 3 × 5 | 3 |" in table

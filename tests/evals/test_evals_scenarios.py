@@ -20,9 +20,21 @@ from pcm.routing import RouterModel
 
 
 def record(expected, level, lang="en", revision=None):
-    return ScenarioRecord(id="x", lang=lang, expected=expected, level=level, level_source="threshold", s_raw=0.0,
-                          retrieval_entropy=0.0, s_eff=0.0, signals={}, current_over_outdated=revision,
-                          dense_current_over_outdated=None, weights={}, trajectory=[])
+    return ScenarioRecord(
+        id="x",
+        lang=lang,
+        expected=expected,
+        level=level,
+        level_source="threshold",
+        s_raw=0.0,
+        retrieval_entropy=0.0,
+        s_eff=0.0,
+        signals={},
+        current_over_outdated=revision,
+        dense_current_over_outdated=None,
+        weights={},
+        trajectory=[],
+    )
 
 
 def test_supersession_and_false_alarms_on_a_hand_computed_example():
@@ -37,14 +49,19 @@ def test_supersession_and_false_alarms_on_a_hand_computed_example():
     trap = record("low", "high")
     trap.kind = "trap"
     m = supersession_metrics([right, wrong, missed, trap, record("low", "low")])
-    assert m["supersession_hit_rate"] == pytest.approx(1 / 2)      # 1 of the 2 corrected probes
-    assert m["supersession_precision"] == pytest.approx(1 / 3)     # 1 of the 3 superseded memories
+    assert m["supersession_hit_rate"] == pytest.approx(1 / 2)  # 1 of the 2 corrected probes
+    assert m["supersession_precision"] == pytest.approx(1 / 3)  # 1 of the 3 superseded memories
     assert m["false_alarms_low"] == pytest.approx(1 / 2) and m["false_alarms_trap"] == 1.0
 
 
 def test_routing_metrics_on_a_hand_computed_example():
-    records = [record("low", "low"), record("low", "medium"), record("medium", "medium", "zh"),
-               record("high", "high", revision=True), record("high", "low", revision=False)]
+    records = [
+        record("low", "low"),
+        record("low", "medium"),
+        record("medium", "medium", "zh"),
+        record("high", "high", revision=True),
+        record("high", "low", revision=False),
+    ]
     records[3].current_over_outdated_ablated = {"no-intent": True, "no-weights": True, "no-expansion": False}
     records[4].current_over_outdated_ablated = {"no-intent": False, "no-weights": True, "no-expansion": False}
     m = routing_metrics(records)
@@ -76,8 +93,10 @@ def test_router_model_round_trips_through_plain_numbers():
     for i, s in enumerate(signals):
         s["change_cues"] = float(i >= 4)
         s["additive_cues"] = float(2 <= i < 4)
-    records = [SimpleNamespace(signals=s, expected=e) for s, e in
-               zip(signals, ["low", "low", "medium", "medium", "high", "high"])]
+    records = [
+        SimpleNamespace(signals=s, expected=e)
+        for s, e in zip(signals, ["low", "low", "medium", "medium", "high", "high"])
+    ]
     spec = fit_router(records)
     assert predict_router(spec, records) == [r.expected for r in records]
     probabilities = RouterModel(json.loads(json.dumps(spec))).probabilities(records[5].signals, [0.5, 0.4, 0.1])
@@ -88,16 +107,29 @@ def test_router_model_round_trips_through_plain_numbers():
 
 def test_scenarios_refuses_the_file_its_calibration_was_fitted_on(tmp_path):
     data = tmp_path / "fit.jsonl"
-    data.write_text(json.dumps({"id": "a", "history": ["I like tea."], "probe": "Tea again.",
-                                "expected_level": "low", "query": "drink?", "current": "tea"}) + "\n")
+    data.write_text(
+        json.dumps(
+            {
+                "id": "a",
+                "history": ["I like tea."],
+                "probe": "Tea again.",
+                "expected_level": "low",
+                "query": "drink?",
+                "current": "tea",
+            }
+        )
+        + "\n"
+    )
     calibration = tmp_path / "calibration.json"
     save_calibration({"fitted_on": str(data), "fitted_on_sha256": file_digest(data), "thresholds": {}}, calibration)
-    result = CliRunner().invoke(app, ["scenarios", "--data", str(data), "--calibration", str(calibration),
-                                      "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        app, ["scenarios", "--data", str(data), "--calibration", str(calibration), "--out", str(tmp_path / "out")]
+    )
     assert result.exit_code != 0
     assert "fitted on" in result.output
-    result = CliRunner().invoke(app, ["calibrate", "--data", str(data), "--evaluate", str(data),
-                                      "--out", str(tmp_path / "c.json")])
+    result = CliRunner().invoke(
+        app, ["calibrate", "--data", str(data), "--evaluate", str(data), "--out", str(tmp_path / "c.json")]
+    )
     assert result.exit_code != 0 and "different file" in result.output
     assert not (tmp_path / "c.json").exists()
 
@@ -110,15 +142,36 @@ def test_load_scenarios_reports_the_bad_line(tmp_path):
 
 
 SCENARIOS = [
-    {"id": "t-low", "lang": "en", "history": ["I keep bees in my garden.", "Any good films this week?"],
-     "probe": "Checked the hives again this morning, the bees are calm.", "expected_level": "low",
-     "query": "What does the user keep?", "current": "bees", "outdated": None},
-    {"id": "t-medium", "lang": "en", "history": ["I work as a nurse.", "What's a quick lunch idea?"],
-     "probe": "I also started learning the cello on weekends.", "expected_level": "medium",
-     "query": "What instrument is the user learning?", "current": "cello", "outdated": None},
-    {"id": "t-high", "lang": "en", "history": ["I live in Leeds.", "How do I descale a kettle?"],
-     "probe": "We moved to Glasgow last month, the new flat is lovely.", "expected_level": "high",
-     "query": "Where does the user live?", "current": "Glasgow", "outdated": "Leeds"},
+    {
+        "id": "t-low",
+        "lang": "en",
+        "history": ["I keep bees in my garden.", "Any good films this week?"],
+        "probe": "Checked the hives again this morning, the bees are calm.",
+        "expected_level": "low",
+        "query": "What does the user keep?",
+        "current": "bees",
+        "outdated": None,
+    },
+    {
+        "id": "t-medium",
+        "lang": "en",
+        "history": ["I work as a nurse.", "What's a quick lunch idea?"],
+        "probe": "I also started learning the cello on weekends.",
+        "expected_level": "medium",
+        "query": "What instrument is the user learning?",
+        "current": "cello",
+        "outdated": None,
+    },
+    {
+        "id": "t-high",
+        "lang": "en",
+        "history": ["I live in Leeds.", "How do I descale a kettle?"],
+        "probe": "We moved to Glasgow last month, the new flat is lovely.",
+        "expected_level": "high",
+        "query": "Where does the user live?",
+        "current": "Glasgow",
+        "outdated": "Leeds",
+    },
 ]
 
 
@@ -129,37 +182,57 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     folder.mkdir()
     (folder / "eval.jsonl").write_text("\n".join(json.dumps(s) for s in SCENARIOS) + "\n")
     fit = tmp_path / "fit.jsonl"
-    fit.write_text("\n".join(json.dumps({**s, "id": f"fit-{s['id']}", "probe": s["probe"].replace(".", "!")})
-                             for s in SCENARIOS) + "\n")
+    fit.write_text(
+        "\n".join(json.dumps({**s, "id": f"fit-{s['id']}", "probe": s["probe"].replace(".", "!")}) for s in SCENARIOS)
+        + "\n"
+    )
     shipped = json.loads(DEFAULT_CALIBRATION.read_text())
     calibration = tmp_path / "calibration.json"
     save_calibration({**shipped, "fitted_on": str(fit), "fitted_on_sha256": file_digest(fit)}, calibration)
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["scenarios", "--data", str(folder), "--calibration", str(calibration),
-                                      "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["scenarios", "--data", str(folder), "--calibration", str(calibration), "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     results = json.loads((out / "results.json").read_text())
     assert results["scenarios"] == 3 and results["default_scorer"] == "hybrid"
-    assert set(results["scorers"]) >= {"nll", "nll_delta", "hybrid", "calibrated", "pair", "pair-without-cue-path",
-                                       "routing-off"}
+    assert set(results["scorers"]) >= {
+        "nll",
+        "nll_delta",
+        "hybrid",
+        "calibrated",
+        "pair",
+        "pair-without-cue-path",
+        "routing-off",
+    }
     assert results["scorers"]["routing-off"]["level_sources"] == {"routing-off": 3}
     high = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")
     assert set(high["current_over_outdated_ablated"]) == {"no-intent", "no-weights", "no-expansion", "no-contests"}
-    assert all(r["current_over_outdated_ablated"] is None for r in results["records"]["calibrated"]
-               if r["id"] != "t-high")
+    assert all(
+        r["current_over_outdated_ablated"] is None for r in results["records"]["calibrated"] if r["id"] != "t-high"
+    )
     shipped = results["scorers"][results["default_router"]]
     assert results["default_router"] == PCMContext().router
-    assert set(shipped) >= {"routing_accuracy", "macro_f1", "current_over_outdated",
-                            "current_over_outdated_per_language", "supersession_hit_rate", "supersession_precision",
-                            "false_alarms_low", "dense_current_over_outdated_per_language", "standing_fact_first",
-                            "dense_standing_fact_first"}
+    assert set(shipped) >= {
+        "routing_accuracy",
+        "macro_f1",
+        "current_over_outdated",
+        "current_over_outdated_per_language",
+        "supersession_hit_rate",
+        "supersession_precision",
+        "false_alarms_low",
+        "dense_current_over_outdated_per_language",
+        "standing_fact_first",
+        "dense_standing_fact_first",
+    }
     for metrics in results["scorers"].values():
         assert 0.0 <= metrics["routing_accuracy"] <= 1.0 and sum(map(sum, metrics["confusion"])) == 3
         assert metrics["current_over_outdated"] in (0.0, 1.0) and metrics["llm_calls_per_probe"] == 0.0
     trajectory = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")["trajectory"]
     shipped_ctx = PCMContext()
     assert len(trajectory) == 3 and trajectory[0]["outdated"] == pytest.approx(
-        stated_weight(shipped_ctx.observation_weight, "I live in Leeds.", shipped_ctx), abs=1e-4)
+        stated_weight(shipped_ctx.observation_weight, "I live in Leeds.", shipped_ctx), abs=1e-4
+    )
     assert trajectory[-1]["current"] is not None
     assert set(results["signal_contributions"]) >= {"all_signals", "without_change_cues"}
     assert "langsmith" not in results
@@ -176,18 +249,21 @@ def test_calibration_fits_the_routers_on_pair_scenarios_too_but_thresholds_on_th
 
     def record(level: str, value: float, relation: float) -> SimpleNamespace:
         signals = dict.fromkeys(ROUTER_FEATURES, 0.0)
-        signals.update(nll=value, nll_delta=value, max_similarity=1.0 - value, conflict=value,
-                       relation_contradiction=relation)
+        signals.update(
+            nll=value, nll_delta=value, max_similarity=1.0 - value, conflict=value, relation_contradiction=relation
+        )
         return SimpleNamespace(signals=signals, expected=level)
 
     fit = tmp_path / "fit.jsonl"
     fit.write_text("{}\n")
-    records = [record(level, v, 0.5) for level, v in (("low", 0.1), ("low", 0.2), ("medium", 0.5), ("medium", 0.6),
-                                                        ("high", 0.9), ("high", 1.0))]
+    records = [
+        record(level, v, 0.5)
+        for level, v in (("low", 0.1), ("low", 0.2), ("medium", 0.5), ("medium", 0.6), ("high", 0.9), ("high", 1.0))
+    ]
     pairs = [record(level, 0.5, r) for level, r in (("low", 0.0), ("medium", 0.3), ("high", 1.0)) for _ in range(4)]
     alone = fit_calibration(records, PCMContext(), fit)
     both = fit_calibration(records, PCMContext(), fit, pairs, {"per_level": 4})
-    assert both["thresholds"] == alone["thresholds"]                  # θ: the scenario file's probes only
+    assert both["thresholds"] == alone["thresholds"]  # θ: the scenario file's probes only
     assert both["router"]["features"] == list(ROUTER_FEATURES)
     assert both["router_cheap"]["features"] == list(CHEAP_ROUTER_FEATURES)
     assert both["pair_scenarios"] == {"count": 12, "per_level": 4} and alone["pair_scenarios"] == {"count": 0}
@@ -203,8 +279,10 @@ def test_router_fit_counts_each_example_by_its_weight():
     for s in [*signals[4:6], *signals[6:]]:
         s["change_cues"] = 1.0
     # the first source calls a change cue "high", the second (chat turns) calls it "low"
-    records = [SimpleNamespace(signals=s, expected=e) for s, e in
-               zip(signals, ["low", "low", "medium", "medium", "high", "high", "low", "low", "low", "low"])]
+    records = [
+        SimpleNamespace(signals=s, expected=e)
+        for s, e in zip(signals, ["low", "low", "medium", "medium", "high", "high", "low", "low", "low", "low"])
+    ]
     cue = records[4].signals
 
     def p_high(weights):
@@ -225,9 +303,11 @@ def test_calibration_learns_chat_turns_as_low_and_counts_the_file_by_its_weight(
 
     fit = tmp_path / "fit.jsonl"
     fit.write_text("{}\n")
-    records = [SimpleNamespace(signals=signals(v), expected=level) for level, v in
-               (("low", 0.0), ("low", 0.1), ("medium", 0.5), ("medium", 0.6), ("high", 0.9), ("high", 1.0))]
-    chat = [ChatTurnRecord(id=f"D1:{i}", signals=signals(0.9)) for i in range(6)]   # change words, no revision
+    records = [
+        SimpleNamespace(signals=signals(v), expected=level)
+        for level, v in (("low", 0.0), ("low", 0.1), ("medium", 0.5), ("medium", 0.6), ("high", 0.9), ("high", 1.0))
+    ]
+    chat = [ChatTurnRecord(id=f"D1:{i}", signals=signals(0.9)) for i in range(6)]  # change words, no revision
     alone = fit_calibration(records, PCMContext(), fit)
     with_chat = fit_calibration(records, PCMContext(), fit, chat_records=chat, chat_note={"conversations": ["c"]})
     heavier = fit_calibration(records, PCMContext(), fit, chat_records=chat, file_weight=4.0)
@@ -238,8 +318,9 @@ def test_calibration_learns_chat_turns_as_low_and_counts_the_file_by_its_weight(
     assert high[1] < high[0] and high[1] < high[2]
 
 
-@pytest.mark.parametrize("name", ["scenarios_dev2.jsonl", "scenarios_dev3.jsonl", "scenarios_test.jsonl",
-                                  "scenarios_blind.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["scenarios_dev2.jsonl", "scenarios_dev3.jsonl", "scenarios_test.jsonl", "scenarios_blind.jsonl"]
+)
 def test_shipped_scenario_files_load_with_unique_ids_and_every_level(name):
     rows = load_scenarios(Path(__file__).resolve().parents[2] / "evals" / "data" / name)
     assert len({r["id"] for r in rows}) == len(rows)
@@ -279,11 +360,20 @@ def test_a_scenario_replays_on_a_fixed_clock_not_the_day_it_runs(tmp_path, monke
         return process(self, text, **kwargs)
 
     monkeypatch.setattr(PCM, "process", recording)
-    scenario = {"id": "s1", "lang": "en", "history": ["I'm a nurse on the night shift.", "I live in Leeds."],
-                "probe": "Just moved into my new flat in Porto!", "expected_level": "high", "domain": "Personal",
-                "query": "Where does the user live?", "current": "Porto", "outdated": "Leeds"}
-    record = run_scenarios([scenario], load_context(data_dir=str(tmp_path), router="threshold", scorer="hybrid"),
-                           progress=False)[0]
+    scenario = {
+        "id": "s1",
+        "lang": "en",
+        "history": ["I'm a nurse on the night shift.", "I live in Leeds."],
+        "probe": "Just moved into my new flat in Porto!",
+        "expected_level": "high",
+        "domain": "Personal",
+        "query": "Where does the user live?",
+        "current": "Porto",
+        "outdated": "Leeds",
+    }
+    record = run_scenarios(
+        [scenario], load_context(data_dir=str(tmp_path), router="threshold", scorer="hybrid"), progress=False
+    )[0]
     assert said_at == [replay_moment(0), replay_moment(1), replay_moment(2)]
     assert datetime.fromisoformat(said_at[2]) - REPLAY_START == timedelta(seconds=2)
     assert record.level in ("low", "medium", "high")
@@ -304,7 +394,7 @@ def test_pair_verdict_level_reads_the_memory_the_input_is_most_about():
     about = {"consistent": 0.3, "novel": 0.2, "contradiction": 0.5}
     assert pair_verdict_level({"m1": unrelated, "m2": about}) == "high"
     assert pair_verdict_level({"m1": unrelated}) == "medium"
-    assert pair_verdict_level({}) == pair_verdict_level(None) == "medium"      # nothing judged: new
+    assert pair_verdict_level({}) == pair_verdict_level(None) == "medium"  # nothing judged: new
     records = [record("high", "medium"), record("low", "low"), record("medium", "medium")]
     records[0].pair_verdict_level, records[1].pair_verdict_level = "high", "high"
     m = routing_metrics(records)
@@ -320,7 +410,7 @@ def test_a_replay_on_two_processes_gives_the_records_of_one_process(ctx):
     from pcm.services import Services
 
     rows = load_scenarios(Path(__file__).resolve().parents[2] / "evals" / "data" / "scenarios_dev2.jsonl")
-    rows = rows[::5][:REPLAY_BATCH + 4]              # every level; two tasks, one per process
+    rows = rows[::5][: REPLAY_BATCH + 4]  # every level; two tasks, one per process
     calibrated = ctx.replace(router="calibrated")
     one = [r.as_dict() for r in run_scenarios(rows, calibrated, progress=False)]
     two = [r.as_dict() for r in run_scenarios(rows, calibrated, progress=False, workers=2)]

@@ -16,8 +16,18 @@ def _pairs(groups: int = 12) -> list[dict]:
         area, lang = AREAS[g % len(AREAS)], "zh" if g % 3 == 0 else "en"
         memory = f"memory {g} about {area}"
         for k, label in enumerate(("consistent", "novel", "contradiction")):
-            pairs.append({"id": f"g{g}-{k}", "group": f"g{g}", "lang": lang, "area": area, "memory": memory,
-                          "statement": f"statement {g}-{k} ({label})", "label": label, "kind": "test"})
+            pairs.append(
+                {
+                    "id": f"g{g}-{k}",
+                    "group": f"g{g}",
+                    "lang": lang,
+                    "area": area,
+                    "memory": memory,
+                    "statement": f"statement {g}-{k} ({label})",
+                    "label": label,
+                    "kind": "test",
+                }
+            )
     return pairs
 
 
@@ -35,11 +45,14 @@ def test_pair_scenarios_hold_the_memory_among_other_areas_and_take_the_labels_le
     for scenario in scenarios:
         pair = by_id[scenario["id"]]
         assert scenario["probe"] == pair["statement"] and pair["memory"] in scenario["history"]
-        assert scenario["expected_level"] == {"consistent": "low", "novel": "medium", "contradiction": "high"}[pair["label"]]
+        assert (
+            scenario["expected_level"]
+            == {"consistent": "low", "novel": "medium", "contradiction": "high"}[pair["label"]]
+        )
         others = [memories[m] for m in scenario["history"] if m != pair["memory"]]
         assert 1 <= len(others) <= 2
         assert all(o["area"] != pair["area"] and o["lang"] == pair["lang"] for o in others)
-    assert pair_scenarios(pairs, per_level=5, seed=1) == scenarios          # seeded
+    assert pair_scenarios(pairs, per_level=5, seed=1) == scenarios  # seeded
 
 
 def test_removing_some_groups_leaves_every_other_draw_as_it_was():
@@ -88,8 +101,9 @@ def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(mo
     scenarios = pair_scenarios(pairs, per_level=4, seed=0)
     records = [SimpleNamespace(id=s["id"], signals={"relation_contradiction": 1.0, "nll": 2.0}) for s in scenarios]
     trained_on = _groups_seen_by(monkeypatch, "with_negatives")
-    judged = out_of_fold_relation_signals(records, scenarios, pairs, _encode, ("product", "difference", "cosine"),
-                                          c=1.0, folds=3, seed=0)
+    judged = out_of_fold_relation_signals(
+        records, scenarios, pairs, _encode, ("product", "difference", "cosine"), c=1.0, folds=3, seed=0
+    )
     assert len(trained_on) == 3
     assert all(groups < {p["group"] for p in pairs} for groups in trained_on)
     for record, scenario in zip(judged, scenarios):
@@ -97,7 +111,7 @@ def test_relation_signals_come_from_a_head_that_never_saw_the_scenarios_group(mo
         assert all(0.0 <= record.signals[f"relation_{r}"] < 1.0 for r in ("consistent", "novel", "contradiction"))
         # exactly one fold judged it: the one whose head was fitted without its group
         assert sum(scenario["group"] not in groups for groups in trained_on) == 1
-    assert records[0].signals["relation_contradiction"] == 1.0                  # the inputs are not changed
+    assert records[0].signals["relation_contradiction"] == 1.0  # the inputs are not changed
     with pytest.raises(ValueError, match="records for"):
         out_of_fold_relation_signals(records[:2], scenarios, pairs, _encode, ("cosine",), c=1.0)
 
@@ -107,8 +121,9 @@ def test_the_bilinear_blocks_subspace_is_fitted_per_fold_without_the_judged_grou
     scenarios = pair_scenarios(pairs, per_level=4, seed=0)
     records = [SimpleNamespace(id=s["id"], signals={"nll": 2.0}) for s in scenarios]
     fitted_on = _groups_seen_by(monkeypatch, "fit_basis")
-    judged = out_of_fold_relation_signals(records, scenarios, pairs, _encode, ("cosine", "bilinear"), c=1.0,
-                                          folds=3, seed=0, rank=3)
+    judged = out_of_fold_relation_signals(
+        records, scenarios, pairs, _encode, ("cosine", "bilinear"), c=1.0, folds=3, seed=0, rank=3
+    )
     assert len(fitted_on) == 3
     for record, scenario in zip(judged, scenarios):
         assert 0.0 < record.signals["relation_contradiction"] < 1.0
@@ -124,11 +139,13 @@ def test_chat_turns_become_low_examples_with_every_signal_measured_with_routing_
 
     conversation = load_locomo("../shared/datasets/locomo/conv-26.json")[0]
     session = conversation.sessions[0]
-    conversation = conversation.model_copy(update={"sessions": [session.model_copy(update={"turns": session.turns[:6]})]})
+    conversation = conversation.model_copy(
+        update={"sessions": [session.model_copy(update={"turns": session.turns[:6]})]}
+    )
     off = ctx.replace(router="off", scorer="nll")
     records = chat_turn_records([conversation], off, Services(off), progress=False)
     ids = [t.dia_id for t in session.turns[:6]]
-    assert 0 < len(records) < 6 and records[0].id != ids[0]          # the first turn retrieves nothing
+    assert 0 < len(records) < 6 and records[0].id != ids[0]  # the first turn retrieves nothing
     assert [r.id for r in records] == [i for i in ids if i in {r.id for r in records}]
     for record in records:
         assert record.expected == "low"

@@ -1,0 +1,5 @@
+"""`python -m pcm.cli`: the `pcm` command."""
+
+from pcm.cli import app
+
+app()

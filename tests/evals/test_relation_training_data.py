@@ -71,8 +71,20 @@ ROOT = Path(__file__).resolve().parents[2]
 TRAINING = ROOT / "training"
 EVALUATION_DIR = ROOT / "evals" / "data"
 SHARED_DEV = ROOT.parent / "shared" / "datasets" / "pcm_scenarios" / "dev.jsonl"
-AREAS = {"work", "city", "diet", "health", "family", "pets", "hobbies", "tools", "study", "money", "travel",
-         "assistant"}
+AREAS = {
+    "work",
+    "city",
+    "diet",
+    "health",
+    "family",
+    "pets",
+    "hobbies",
+    "tools",
+    "study",
+    "money",
+    "travel",
+    "assistant",
+}
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,7 @@ SPACE_BY_CJK = re.compile(f"(?<=[{CJK}]) | (?=[{CJK}])")
 
 
 # -- the training pairs cover what issue 8 asks ------------------------------------------------
+
 
 def test_training_pairs_cover_the_areas_languages_and_kinds_asked_for():
     pairs = load_pairs()
@@ -127,6 +140,7 @@ def test_training_holds_only_data_that_trains_something():
 
 # -- no evaluation scenario repeats a training pair ---------------------------------------------
 
+
 def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     return " ".join("".join(" " if unicodedata.category(c)[0] in "PSZC" else c for c in text).split())
@@ -136,7 +150,7 @@ def normalise(text: str) -> str:
 def prepared(text: str) -> tuple[str, frozenset]:
     """(the characters SequenceMatcher compares, the token set Jaccard compares)."""
     norm = normalise(text)
-    tokens = {run[i:i + 2] for run in CJK_RUN.findall(norm) for i in range(max(1, len(run) - 1))}
+    tokens = {run[i : i + 2] for run in CJK_RUN.findall(norm) for i in range(max(1, len(run) - 1))}
     tokens.update(CJK_RUN.sub(" ", norm).split())
     return SPACE_BY_CJK.sub("", norm), frozenset(tokens)
 
@@ -165,17 +179,23 @@ def mentions(text: str, fact: str) -> bool:
 
 def training_pairs() -> list[tuple[str, dict]]:
     """(file:line, pair) for every pair of every jsonl under `training/`."""
-    return [(f"training/{file.relative_to(TRAINING)}:{number}", json.loads(line))
-            for file in sorted(TRAINING.rglob("*.jsonl"))
-            for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
+    return [
+        (f"training/{file.relative_to(TRAINING)}:{number}", json.loads(line))
+        for file in sorted(TRAINING.rglob("*.jsonl"))
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1)
+        if line.strip()
+    ]
 
 
 def evaluation_records() -> list[tuple[str, dict, bool]]:
     """(file:line, record, whether the file is independent) for every evaluation file."""
     files = sorted(EVALUATION_DIR.glob("*.jsonl")) + ([SHARED_DEV] if SHARED_DEV.exists() else [])
-    return [(f"{file.name}:{number}", json.loads(line), "dev" not in file.stem)
-            for file in files
-            for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
+    return [
+        (f"{file.name}:{number}", json.loads(line), "dev" not in file.stem)
+        for file in files
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1)
+        if line.strip()
+    ]
 
 
 def messages(record: dict) -> list[str]:
@@ -189,6 +209,7 @@ def messages(record: dict) -> list[str]:
 
 class Case(NamedTuple):
     """One judgement of a record to compare with the pairs."""
+
     memories: list[str]
     statement: str
     relations: set[str] | None  # the pair labels that agree with the record's; None: unlabelled
@@ -208,14 +229,17 @@ def judgements(record: dict) -> list[Case]:
         relations = RELATIONS_OF_FOLLOWUP[record["kind"]]
     index = record.get("revised_index")  # a long history names the message the probe bears on
     memories = [record["history"][index]] if isinstance(index, int) else record["history"]
-    return [Case(memories, record["probe"], relations, record.get("current"), record.get("outdated")),
-            *(Case([*record["history"], record["probe"]], followup, None) for followup in record.get("followups", []))]
+    return [
+        Case(memories, record["probe"], relations, record.get("current"), record.get("outdated")),
+        *(Case([*record["history"], record["probe"]], followup, None) for followup in record.get("followups", [])),
+    ]
 
 
 def find_leaks(pairs: list[tuple[str, dict]], records: list[tuple[str, dict, bool]]) -> list[str]:
     """'record place <-> pair place (rule: similarities)' for every leak (the module's rules)."""
-    frequency = Counter(token for text in {t for _, p in pairs for t in (p["memory"], p["statement"])}
-                        for token in prepared(text)[1])
+    frequency = Counter(
+        token for text in {t for _, p in pairs for t in (p["memory"], p["statement"])} for token in prepared(text)[1]
+    )
     pairs_of_memory, pairs_of_text = defaultdict(list), defaultdict(list)
     by_memory_token, by_statement_token = defaultdict(set), defaultdict(set)
     for index, (_, pair) in enumerate(pairs):
@@ -250,10 +274,19 @@ def find_leaks(pairs: list[tuple[str, dict]], records: list[tuple[str, dict, boo
                 """The pair's statement names the scenario's new fact, which neither memory names,
                 and the memories are near copies or both name the fact it replaces."""
                 new = case.current
-                return bool(new) and agrees(pair) and mentions(pair["statement"], new) and not (
-                    mentions(memory, new) or mentions(pair["memory"], new)) and (
-                    m >= limit.near or bool(case.outdated) and m >= limit.side
-                    and mentions(memory, case.outdated) and mentions(pair["memory"], case.outdated))
+                return (
+                    bool(new)
+                    and agrees(pair)
+                    and mentions(pair["statement"], new)
+                    and not (mentions(memory, new) or mentions(pair["memory"], new))
+                    and (
+                        m >= limit.near
+                        or bool(case.outdated)
+                        and m >= limit.side
+                        and mentions(memory, case.outdated)
+                        and mentions(pair["memory"], case.outdated)
+                    )
+                )
 
             # the same memory, reworded or not: COPY, PARAPHRASE, SAME REVISION
             least = limit.side if case.relations is not None else limit.copy
@@ -267,8 +300,9 @@ def find_leaks(pairs: list[tuple[str, dict]], records: list[tuple[str, dict, boo
                         if not agrees(pair) and m < limit.copy:
                             continue
                         if same_revision(memory, m, pair):
-                            found.setdefault(where, f"same revision: memory {m:.2f}, both statements name "
-                                                    f"{case.current!r}")
+                            found.setdefault(
+                                where, f"same revision: memory {m:.2f}, both statements name {case.current!r}"
+                            )
                             continue
                         floor = max(limit.side, limit.total - m) if agrees(pair) else limit.copy
                         s = similarity(case.statement, pair["statement"], floor)
@@ -305,14 +339,38 @@ def test_the_leak_rules_catch_reworded_pairs_and_pass_pairs_that_only_share_a_to
     """Made-up pairs and scenarios (no evaluation text): what each rule catches and lets pass."""
     pair = dict
     pairs = [
-        ("cat:1", pair(memory="I keep a tabby cat called Miso.", label="consistent",
-                       statement="Miso knocked my coffee mug off the desk again this morning.")),
-        ("cat:2", pair(memory="I keep a tabby cat called Miso.", label="novel",
-                       statement="Miso has a vet appointment for her vaccines on Friday.")),
-        ("job:1", pair(memory="I teach chemistry at a secondary school in Leeds.", label="contradiction",
-                       statement="I left teaching and now work as a lab technician at a brewery.")),
-        ("bank:1", pair(memory="我在南京一家银行做柜员。", label="contradiction",
-                        statement="上周从银行辞职了，现在在苏州开了家花店")),
+        (
+            "cat:1",
+            pair(
+                memory="I keep a tabby cat called Miso.",
+                label="consistent",
+                statement="Miso knocked my coffee mug off the desk again this morning.",
+            ),
+        ),
+        (
+            "cat:2",
+            pair(
+                memory="I keep a tabby cat called Miso.",
+                label="novel",
+                statement="Miso has a vet appointment for her vaccines on Friday.",
+            ),
+        ),
+        (
+            "job:1",
+            pair(
+                memory="I teach chemistry at a secondary school in Leeds.",
+                label="contradiction",
+                statement="I left teaching and now work as a lab technician at a brewery.",
+            ),
+        ),
+        (
+            "bank:1",
+            pair(
+                memory="我在南京一家银行做柜员。",
+                label="contradiction",
+                statement="上周从银行辞职了，现在在苏州开了家花店",
+            ),
+        ),
         ("nurse:1", pair(memory="I'm a nurse.", label="consistent", statement="Long shift today.")),
     ]
 
@@ -321,26 +379,66 @@ def test_the_leak_rules_catch_reworded_pairs_and_pass_pairs_that_only_share_a_to
 
     records = [
         # a changed name, words reordered (not cat:2: the same memory in another situation)
-        ("reworded", scenario(["I have a tabby cat named Mochi.", "Any podcast tips?"],
-                              "This morning Mochi knocked my coffee mug off the desk again.", "low"), False),
+        (
+            "reworded",
+            scenario(
+                ["I have a tabby cat named Mochi.", "Any podcast tips?"],
+                "This morning Mochi knocked my coffee mug off the desk again.",
+                "low",
+            ),
+            False,
+        ),
         # the same change told otherwise; another new fact is another situation
-        ("revised", scenario(["I teach chemistry at a secondary school in Leeds."],
-                             "First week as a lab technician at a brewery done, so much to learn.", "high",
-                             "lab technician", "teach chemistry"), False),
-        ("otherwise", scenario(["I teach chemistry at a secondary school in Leeds."],
-                               "These days I'm a full-time baker, up at four every morning.", "high", "baker",
-                               "teach chemistry"), False),
+        (
+            "revised",
+            scenario(
+                ["I teach chemistry at a secondary school in Leeds."],
+                "First week as a lab technician at a brewery done, so much to learn.",
+                "high",
+                "lab technician",
+                "teach chemistry",
+            ),
+            False,
+        ),
+        (
+            "otherwise",
+            scenario(
+                ["I teach chemistry at a secondary school in Leeds."],
+                "These days I'm a full-time baker, up at four every morning.",
+                "high",
+                "baker",
+                "teach chemistry",
+            ),
+            False,
+        ),
         # in Chinese, a changed number and particles
-        ("zh", scenario(["我在南京的银行当柜员，干了五年。"], "上个月从银行辞职了，现在在苏州开了一家花店。", "high"),
-         False),
+        (
+            "zh",
+            scenario(["我在南京的银行当柜员，干了五年。"], "上个月从银行辞职了，现在在苏州开了一家花店。", "high"),
+            False,
+        ),
         # short sentences on one topic
         ("topic", scenario(["I'm a teacher."], "Long day at school today.", "low"), False),
         # a training statement verbatim with another label: only the exact-copy guard of an independent file
-        ("copied", scenario(["Any podcast tips for a long drive?"],
-                            "Miso has a vet appointment for her vaccines on Friday!", "low"), True),
-        ("copied-dev", scenario(["Any podcast tips for a long drive?"],
-                                "Miso has a vet appointment for her vaccines on Friday!", "low"), False),
+        (
+            "copied",
+            scenario(
+                ["Any podcast tips for a long drive?"], "Miso has a vet appointment for her vaccines on Friday!", "low"
+            ),
+            True,
+        ),
+        (
+            "copied-dev",
+            scenario(
+                ["Any podcast tips for a long drive?"], "Miso has a vet appointment for her vaccines on Friday!", "low"
+            ),
+            False,
+        ),
     ]
     leaks = find_leaks(pairs, records)
     assert [leak.split(" (")[0] for leak in leaks] == [
-        "reworded <-> cat:1", "revised <-> job:1", "zh <-> bank:1", "copied <-> cat:2"], leaks
+        "reworded <-> cat:1",
+        "revised <-> job:1",
+        "zh <-> bank:1",
+        "copied <-> cat:2",
+    ], leaks

@@ -7,6 +7,9 @@ DEV2 ?= evals/data/scenarios_dev2.jsonl
 DEV3 ?= evals/data/scenarios_dev3.jsonl
 TESTSET ?= evals/data/scenarios_test.jsonl
 BLIND ?= evals/data/scenarios_blind.jsonl
+# long histories (25-60 turns, several sessions), written blind to the code: a dev file and an independent one
+LONG_DEV ?= evals/data/scenarios_long_dev.jsonl
+LONG_BLIND ?= evals/data/scenarios_long_blind.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 
 .PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
@@ -52,6 +55,8 @@ bench-scenarios: install
 	$(PY) -m evals scenarios --data $(DEV3) --out results/scenarios-dev3 --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(LONG_DEV) --out results/scenarios-long-dev --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(LONG_BLIND) --out results/scenarios-long-blind --workers $(EVAL_WORKERS)
 
 bench-followups: install
 	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups

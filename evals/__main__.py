@@ -254,13 +254,14 @@ def calibrate(
     )
     typer.echo(json.dumps(calibration["thresholds"], indent=2))
     if evaluate is not None:
-        held_out = load_scenarios(evaluate)
+        report_on = load_scenarios(evaluate)
         evaluated = run_scenarios(
-            held_out, load_context(router="calibrated", calibration_file=str(out)), services, workers=workers
+            report_on, load_context(router="calibrated", calibration_file=str(out)), services, workers=workers
         )
         metrics = routing_metrics(evaluated)
         typer.echo(
-            f"held-out {evaluate}: routing accuracy {metrics['routing_accuracy']:.3f}, "
+            f"{evaluate} (not fitted on; a dev file if its errors were read): routing accuracy "
+            f"{metrics['routing_accuracy']:.3f}, "
             f"macro-F1 {metrics['macro_f1']:.3f}, current-over-outdated {metrics['current_over_outdated']}"
         )
 

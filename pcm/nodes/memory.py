@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableConfig
 from pcm.config import PCMContext
 from pcm.evolution.consolidation import consolidate_turns, extract_facts
 from pcm.nodes import domain_distribution, dump, memories, thread_of, turn_llm, usage_update, user_of
-from pcm.perception.working_memory import admit_turn, make_turn, preceding_context
+from pcm.perception.working_memory import make_turn, preceding_context, push_turn
 from pcm.prompts import RESPONSE_SYSTEM, format_memories
 from pcm.services import Services
 from pcm.state import PCMState
@@ -66,7 +66,7 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         domains=domain_distribution(intent),
         context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes),
     )
-    window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
+    window, evicted = push_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {"response": reply, "turn_window": window, "turn_pending": evicted, **usage_update(state, llm)}
 
 

@@ -9,7 +9,7 @@ from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
 from pcm.nodes import domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of
 from pcm.perception.intent import classify_intent
-from pcm.perception.working_memory import admit_turn, make_turn, preceding_context, render_window
+from pcm.perception.working_memory import make_turn, preceding_context, push_turn, render_window
 from pcm.routing import decide, user_level_prior
 from pcm.services import Services
 from pcm.state import PCMState
@@ -86,7 +86,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         dialog_ids=list(state.get("dialog_ids") or []),
         context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes),
     )
-    window, evicted = admit_turn(window, turn, ctx.token_budget, ctx.eviction_size)
+    window, evicted = push_turn(window, turn, ctx.token_budget, ctx.eviction_size)
     return {
         "intent": intent.model_dump(mode="json"),
         "surprisal": packet.model_dump(mode="json"),

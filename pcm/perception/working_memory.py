@@ -22,7 +22,7 @@ def window_tokens(window: list[Turn]) -> int:
     return sum(t["tokens"] for t in window)
 
 
-def admit_turn(window: list[Turn], turn: Turn, budget: int, eviction_size: int) -> tuple[list[Turn], list[Turn]]:
+def push_turn(window: list[Turn], turn: Turn, budget: int, eviction_size: int) -> tuple[list[Turn], list[Turn]]:
     """Append `turn`; while over budget evict the oldest turns. Returns (window, evicted).
 
     The newest turn always stays, even if it alone exceeds the budget.

@@ -168,6 +168,21 @@ def test_pair_router_routes_on_verdicts_and_corrects_the_contradicted_fact(ctx):
     assert superseded_by(graph, out["changes"][0]["node_id"]) == ["I'm a dentist at a small practice in Leeds."]
 
 
+def medium_packet(relations: dict) -> SurprisalPacket:
+    """A turn routed to profiling ("medium") with the given pair verdicts per memory id."""
+    return SurprisalPacket(
+        content="x",
+        scorer="hybrid",
+        s_raw=0.5,
+        retrieval_entropy=0.5,
+        s_eff=0.4,
+        theta_low=0.3,
+        theta_high=0.7,
+        level="medium",
+        relations=relations,
+    )
+
+
 def test_common_words_are_not_evidence_keywords(services_graph):
     graph, info = services_graph
     assert is_common_word("lately") and is_common_word("learning") and is_common_word("最近")
@@ -271,19 +286,11 @@ def test_profiling_contests_the_facts_judged_likely_contradicted_and_decays_noth
     )
     for node in (diet, pets):
         graph.add_node(node, reason="t", agent="t")
-    packet = SurprisalPacket(
-        content="x",
-        scorer="hybrid",
-        s_raw=0.5,
-        retrieval_entropy=0.5,
-        s_eff=0.4,
-        theta_low=0.3,
-        theta_high=0.7,
-        level="medium",
-        relations={
+    packet = medium_packet(
+        {
             diet.id: {"consistent": 0.2, "novel": 0.4, "contradiction": 0.4},
             pets.id: {"consistent": 0.3, "novel": 0.6, "contradiction": 0.1},
-        },
+        }
     )
     statement = "Grilled a steak for dinner tonight, it was great."
     observation, changes = apply_profiling(
@@ -310,17 +317,7 @@ def test_profiling_never_contests_a_stored_request(services_graph, ctx):
     for node in (request, fact):
         graph.add_node(node, reason="t", agent="t")
     verdict = {"consistent": 0.1, "novel": 0.3, "contradiction": 0.6}
-    packet = SurprisalPacket(
-        content="x",
-        scorer="hybrid",
-        s_raw=0.5,
-        retrieval_entropy=0.5,
-        s_eff=0.4,
-        theta_low=0.3,
-        theta_high=0.7,
-        level="medium",
-        relations={request.id: verdict, fact.id: verdict},
-    )
+    packet = medium_packet({request.id: verdict, fact.id: verdict})
     observation, _ = apply_profiling(
         graph, info("Grilled a steak for dinner tonight."), [], packet, ctx.replace(contest_threshold=0.25), None
     )

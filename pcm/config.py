@@ -111,9 +111,8 @@ class PCMContext:
     cascade_confidence: float = 0.6
     relation_top_k: int = 3
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
-    # n₀ of `adapted_level_prior`: the calibrated router's prior is each user's own share of
-    # levels, estimated from their stored facts and shrunk to `level_prior` by n₀ pseudo-turns
-    # (0: always `level_prior`)
+    # n₀ of `adapted_level_prior`: each user's own share of levels, estimated from their stored facts,
+    # shrunk to `level_prior` by n₀ pseudo-turns (0: always `level_prior`)
     level_prior_turns: float = 30.0
     # EM steps of that estimate (1: the mean re-weighted posterior; more: to the MAP estimate, stopping
     # once it settles; chosen on the shared LoCoMo conversations, dev data)
@@ -154,6 +153,7 @@ class PCMContext:
     # whether the embedding model compares texts across scripts (all-MiniLM-L6-v2 does not: search then
     # ranks the other script's memories by P(d|I)·w, `pcm.world.retrieval`); true for a multilingual one
     encoder_multilingual: bool = False
+    multilingual_model: str = ""  # USE v3 folder (sp.model, weights.npz) for the relation model; "": the package's
 
     # ---- evolution (layer 3)
     eta: float = 0.05

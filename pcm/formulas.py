@@ -292,6 +292,16 @@ def subspace_interaction(u, v, mean, components):
     return np.outer(a, b).ravel()
 
 
+def joint_embedding(parts) -> np.ndarray:
+    """x = [u₁; u₂; …; u_n] / √n: the vectors of one text from n encoders, side by side. With each
+    uᵢ of unit length, x is too, and x·y = (1/n)·Σ uᵢ·vᵢ is the mean of the encoders' cosines, so
+    the relation head's `cosine` block and the products keep their scale."""
+    blocks = [np.asarray(part, dtype=float) for part in parts]
+    if not blocks:
+        raise ValueError("joint_embedding needs at least one encoder's vectors")
+    return np.concatenate(blocks, axis=-1) / math.sqrt(len(blocks))
+
+
 def pair_level(
     contradiction: float,
     consistent: float,

@@ -18,7 +18,7 @@ from pcm.perception.intent import IntentRouter
 from pcm.perception.language_model import CausalLMScorer, surprise_model_source
 from pcm.perception.relation import PairJudge
 from pcm.perception.surprise import SurpriseMonitor
-from pcm.world.embeddings import Embedder
+from pcm.world.embeddings import Embedder, MultilingualEncoder
 from pcm.world.store import MemoryStore
 
 logger = logging.getLogger(__name__)
@@ -112,11 +112,19 @@ class Services:
 
     def monitor(self, llm: LLMClient | None) -> SurpriseMonitor:
         """The surprise monitor asking `llm` (a turn's client, with its deadline) when it needs the LLM."""
-        return SurpriseMonitor(self.language_model, llm, self.embedder)
+        return SurpriseMonitor(self.language_model, llm, self.embedder, self.pair_judge)
+
+    @cached_property
+    def multilingual_encoder(self) -> MultilingualEncoder:
+        """USE multilingual v3 (`multilingual_model`), loaded when a relation model reads it."""
+        with self._init_lock:
+            folder = self.ctx.multilingual_model
+            return _shared_model(("multilingual", folder), lambda: MultilingualEncoder(folder))
 
     def pair_judge(self, ctx: PCMContext) -> PairJudge:
-        """The relation model `ctx` names, over this embedder (the model file loads once per version)."""
-        return PairJudge(self.embedder, ctx.relation_model_path)
+        """The relation model `ctx` names, over the encoders it reads (the model file loads once per
+        version; the multilingual encoder only when the file names it)."""
+        return PairJudge(self.embedder, ctx.relation_model_path, lambda: self.multilingual_encoder)
 
     @cached_property
     def store(self) -> MemoryStore:

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from pcm import formulas as f
@@ -268,3 +269,16 @@ def test_subspace_interaction_is_every_product_of_the_projected_coordinates():
     bilinear = sum(centred_u[r] * w[r][c] * centred_v[c] for r in range(3) for c in range(3))
     flat = [x for row in m for x in row]
     assert sum(x * y for x, y in zip(flat, f.subspace_interaction(u, v, mean, components))) == pytest.approx(bilinear)
+
+
+def test_joint_embedding_keeps_unit_length_and_averages_the_encoders_cosines():
+    u1, v1 = np.array([0.6, 0.8]), np.array([1.0, 0.0])  # encoder 1: cosine 0.6
+    u2, v2 = np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0])  # encoder 2: cosine 0
+    x, y = f.joint_embedding([u1, u2]), f.joint_embedding([v1, v2])
+    assert x.shape == (5,)
+    assert np.linalg.norm(x) == pytest.approx(1.0)
+    assert float(x @ y) == pytest.approx(0.3)
+    rows = f.joint_embedding([np.stack([u1, v1]), np.stack([u2, v2])])  # one text per row
+    assert rows.shape == (2, 5) and np.allclose(rows[0], x)
+    with pytest.raises(ValueError):
+        f.joint_embedding([])

@@ -17,8 +17,15 @@ from pcm.evolution.maintenance import supported_memories
 from pcm.evolution.profiling import apply_profiling, draft_hypothesis
 from pcm.formulas import reinforce_weight
 from pcm.models import MemoryNode, NodeType, RetrievedMemory, SurprisalPacket
-from pcm.perception.relation import RELATIONS, RelationModel, load_relation_model, pair_features
+from pcm.perception.relation import (
+    RELATIONS,
+    RelationModel,
+    encode_for_relation,
+    load_relation_model,
+    pair_features,
+)
 from pcm.services import Services
+from pcm.world.embeddings import MultilingualEncoder
 
 
 def tiny_spec(**changes):
@@ -111,20 +118,58 @@ def test_a_subspace_basis_holds_the_leading_principal_directions():
         SubspaceBasis.fit(vectors, rank=4)
 
 
-def test_shipped_relation_model_loads_and_judges_with_the_shipped_encoder(ctx):
+def test_shipped_relation_model_loads_and_judges_with_the_shipped_encoders(ctx):
     spec = json.loads(DEFAULT_RELATION_MODEL.read_text(encoding="utf-8"))
     model = load_relation_model(DEFAULT_RELATION_MODEL)
-    embedder = Services(ctx).embedder
-    assert model.dimension == embedder.dimension and set(spec["thresholds"]) >= {"contradiction", "consistent"}
-    memory = "I'm a dentist at a small practice in Leeds."
+    services = Services(ctx)
+    sources = {"embedder": services.embedder, "multilingual": services.multilingual_encoder}
+    assert model.dimension == sum(sources[name].dimension for name in model.encoders)
+    assert set(spec["thresholds"]) >= {"contradiction", "consistent"}
+    judge = services.pair_judge(ctx)
+    memory = retrieved("m", "I'm a dentist at a small practice in Leeds.", 0.5)
     statements = [
         "Had three root canals back to back this morning.",
         "I quit dentistry last year and I teach high school chemistry now.",
     ]
-    vectors = embedder.encode([memory, *statements])
-    verdicts = [model.judge(vectors[:1], vectors[i + 1], [memory], s)[0] for i, s in enumerate(statements)]
+    verdicts = [judge(s, [memory])["m"] for s in statements]
     assert all(sum(v[r] for r in RELATIONS) == pytest.approx(1.0) for v in verdicts)
     assert [max(RELATIONS, key=v.get) for v in verdicts] == ["consistent", "contradiction"]
+
+
+def test_a_relation_model_reads_the_encoders_its_file_names_side_by_side():
+    class Fixed:
+        def __init__(self, dimension, value):
+            self.dimension, self.value, self.calls = dimension, value, 0
+
+        def encode(self, texts):
+            self.calls += 1
+            return np.tile(self.value, (len(texts), 1))
+
+    first, second = Fixed(1, [1.0]), Fixed(1, [1.0])
+    both = encode_for_relation(
+        ["embedder", "multilingual"], {"embedder": lambda: first, "multilingual": lambda: second}, ["a"]
+    )
+    assert both.tolist() == [[pytest.approx(2**-0.5), pytest.approx(2**-0.5)]]
+    unused = Fixed(1, [1.0])
+    encode_for_relation(["embedder"], {"embedder": lambda: first, "multilingual": lambda: unused}, ["a"])
+    assert unused.calls == 0  # an encoder the file does not name is never asked
+    with pytest.raises(ValueError, match="multilingual"):
+        encode_for_relation(["multilingual"], {"embedder": lambda: first}, ["a"])
+    with pytest.raises(ValueError, match="encoders"):
+        RelationModel(tiny_spec(encoders=["glove"]))
+    assert RelationModel(tiny_spec()).encoders == ["embedder"]  # files from before the field
+
+
+def test_the_multilingual_encoder_puts_a_translation_next_to_its_original(ctx):
+    encoder = Services(ctx).multilingual_encoder
+    english = ["I have been vegan for six years.", "We moved to Lisbon last spring.", "My daughter starts school."]
+    chinese = ["我吃全素已经六年了。", "我们去年春天搬到了里斯本。", "我女儿要上学了。"]
+    vectors = encoder.encode(english + chinese)
+    assert vectors.shape == (6, 512) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similarity = vectors[:3] @ vectors[3:].T
+    assert similarity.argmax(axis=1).tolist() == [0, 1, 2]
+    with pytest.raises(FileNotFoundError, match="weights.npz|sp.model"):
+        MultilingualEncoder("/nonexistent/folder")
 
 
 def retrieved(node_id, content, similarity):

@@ -43,6 +43,8 @@ from pcm.services import Services
 logger = logging.getLogger(__name__)
 KS = (1, 5, 10, 20)
 THREAD = "conversation"
+#: the correction share is also reported over each conversation's first turns (a new user's)
+FIRST_TURNS = 100
 PCM_VARIANTS = {"pcm": {}, **{f"pcm-{name}": options for name, options in SEARCH_ABLATIONS.items()}}
 #: the ablations that change what is written, so each ingests the conversation again: settings
 #: replacing the shipped ones
@@ -74,7 +76,7 @@ def ingest(
     `on_turn(turn, state)` sees each turn's final graph state."""
     user = user_of(conversation)
     turns = [(s, t) for s in conversation.sessions for t in s.turns][:limit_turns]
-    latencies, agents, calls, tokens = [], {}, 0, 0
+    latencies, agents, calls, tokens, corrected_at = [], {}, 0, 0, []
     for session, turn in tqdm(turns, desc=f"ingest {conversation.sample_id}", disable=not progress, leave=False):
         started = time.perf_counter()
         out = pcm.process(
@@ -89,6 +91,8 @@ def ingest(
         if on_turn is not None:
             on_turn(turn, out)
         agents[out["agent"]] = agents.get(out["agent"], 0) + 1
+        if out["agent"] == BRANCH_OF_LEVEL["high"]:
+            corrected_at.append(len(latencies) - 1)
         usage = out.get("llm_usage") or {}
         calls += usage.get("calls", 0)
         tokens += usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
@@ -97,6 +101,7 @@ def ingest(
         "turns": len(turns),
         "latencies": latencies,
         "agents": agents,
+        "corrected_at": corrected_at,
         "llm_calls": calls,
         "llm_tokens": tokens,
         "memories": len(pcm.memory(user)),
@@ -256,6 +261,9 @@ def routing_figures(
             "fitted_on": c.sample_id in fitted,
             "turns": part["cost"]["turns"],
             "correction_turns": part["cost"]["agents"].get(BRANCH_OF_LEVEL["high"], 0),
+            "first_turns": min(FIRST_TURNS, part["cost"]["turns"]),
+            "first_turns_corrected": sum(i < FIRST_TURNS for i in part["cost"].get("corrected_at", [])),
+            "corrected_at": part["cost"].get("corrected_at", []),
             "questions": asked_in.count(c.sample_id),
         }
         for c, part in zip(conversations, parts)
@@ -279,12 +287,18 @@ def _routing_over(chosen: list[str], per_conversation: dict, rows: dict[str, lis
     pcm_rows, off_rows = [rows["pcm"][i] for i in kept], [rows[ROUTING_OFF][i] for i in kept]
     turns = sum(per_conversation[c]["turns"] for c in chosen)
     corrected = sum(per_conversation[c]["correction_turns"] for c in chosen)
+    first = sum(per_conversation[c]["first_turns"] for c in chosen)
+    first_corrected = sum(per_conversation[c]["first_turns_corrected"] for c in chosen)
     recall = [f"recall@{k}" for k in KS]
     return {
         "conversations": chosen,
         "turns": turns,
         "correction_turns": corrected,
         "correction_share": corrected / turns if turns else None,
+        # a new user's first turns, where the user's own level prior has not adapted yet
+        "first_turns": first,
+        "first_turns_corrected": first_corrected,
+        "first_turns_correction_share": first_corrected / first if first else None,
         "questions": len(kept),
         "recall": {
             name: {k: aggregate(system_rows, metric_keys=recall)["overall"].get(k) for k in recall}
@@ -397,6 +411,7 @@ def _ingestions(
             cost["llm_calls"] += figures["llm_calls"]
             cost["llm_tokens"] += figures["llm_tokens"]
             cost["memories"][conversation.sample_id] = figures["memories"]
+            cost["corrected_at"] = figures["corrected_at"]
             for agent, count in figures["agents"].items():
                 cost["agents"][agent] = cost["agents"].get(agent, 0) + count
         yield f"ingest:{name}", time.perf_counter() - begun

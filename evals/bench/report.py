@@ -138,9 +138,9 @@ def _routing_lines(results: dict) -> list[str]:
         "those no shipped model was fitted on; PCM minus routing off question by question (mean, 95% paired "
         "bootstrap interval, questions it wins / loses):",
         "",
-        f"| conversations | turns | routed to correction | questions | pcm recall@10 | {off} recall@10 "
-        "| pcm − routing off, recall@10 |",
-        "|---|---|---|---|---|---|---|",
+        f"| conversations | turns | routed to correction | of the first 100 turns of each | questions "
+        f"| pcm recall@10 | {off} recall@10 | pcm − routing off, recall@10 |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for label, group in (("all", routing["all"]), ("no model fitted on them", routing["not_fitted_on"])):
         gap = group["pcm_minus_routing_off"]["recall@10"]
@@ -151,7 +151,9 @@ def _routing_lines(results: dict) -> list[str]:
         )
         lines.append(
             f"| {label} ({', '.join(group['conversations']) or 'none'}) | {group['turns']} | "
-            f"{group['correction_turns']} ({_fmt(group['correction_share'])}) | {group['questions']} | "
+            f"{group['correction_turns']} ({_fmt(group['correction_share'])}) | "
+            f"{group.get('first_turns_corrected', 'n/a')} of {group.get('first_turns', 'n/a')} "
+            f"({_fmt(group.get('first_turns_correction_share'))}) | {group['questions']} | "
             f"{_fmt(group['recall']['pcm']['recall@10'])} | {_fmt(group['recall'][off]['recall@10'])} | "
             f"{lead} |"
         )

@@ -10,7 +10,8 @@ of another life area in the same language (same side of the split), labelled nov
 unrelated memory is not read as confirmed or contradicted (the pairs, the split and the negatives:
 `evals.fit.relation_pairs`).
 
-Variants: feature blocks over the shipped encoder's vectors (see `pcm.perception.relation`; the
+Variants: feature blocks over the vectors of MiniLM (the embedding model), of USE multilingual v3, or of
+both side by side (`Variant.encoders`; see `pcm.perception.relation`; the
 `bilinear` block at each rank of `BILINEAR_RANKS`, its subspace fitted on the texts of the pairs the
 head is fitted on, never on held-out ones), and,
 with `--lm-pairs N`, the last-token hidden state of the shipped causal LM over a prompt holding
@@ -44,7 +45,7 @@ from evals.fit.relation_pairs import load_pairs, split_groups, with_negatives
 from evals.provenance import file_digest
 from pcm.config import load_context
 from pcm.formulas import pair_level
-from pcm.perception.relation import RELATIONS, SubspaceBasis, pair_features
+from pcm.perception.relation import RELATIONS, SubspaceBasis, encode_for_relation, pair_features
 from pcm.services import Services
 from pcm.world.knowledge_graph import atomic_write_text
 
@@ -54,22 +55,40 @@ BILINEAR_RANKS = (16, 24, 32)
 
 @dataclass(frozen=True)
 class Variant:
-    """An input to compare: feature blocks, and the rank of the `bilinear` block's subspace (0: none)."""
+    """An input to compare: feature blocks, the rank of the `bilinear` block's subspace (0: none),
+    and the sentence encoders whose vectors the blocks read (`pcm.perception.relation.ENCODERS`:
+    the embedding model, MiniLM by default, and USE multilingual v3; both: side by side)."""
 
     blocks: tuple[str, ...]
     rank: int = 0
+    encoders: tuple[str, ...] = ("embedder",)
 
 
 _SHIPPED_BLOCKS = ("product", "difference", "statement", "cosine", "cues")
-VARIANTS: dict[str, Variant] = {
-    "encoder": Variant(("product", "difference", "cosine")),
-    "encoder+cues": Variant(("product", "difference", "cosine", "cues")),
-    "encoder+statement+cues": Variant(_SHIPPED_BLOCKS),
-    **{
-        f"encoder+statement+cues+bilinear{rank}": Variant((*_SHIPPED_BLOCKS, "bilinear"), rank)
-        for rank in BILINEAR_RANKS
-    },
-}
+#: the encoder sets `--encoders` may name: MiniLM (the embedding model), USE multilingual v3, both side by side
+ENCODER_SETS = {"minilm": ("embedder",), "use": ("multilingual",), "minilm+use": ("embedder", "multilingual")}
+
+
+def variants_for(encoder_sets: tuple[str, ...] = ("minilm",)) -> dict[str, Variant]:
+    """The inputs compared: on MiniLM (the default, and what ships) every block set and bilinear rank;
+    on another encoder set the shipped blocks with and without the bilinear block at each rank."""
+    variants: dict[str, Variant] = {}
+    for name in encoder_sets:
+        if name not in ENCODER_SETS:
+            raise ValueError(f"unknown encoder set {name!r}; known: {', '.join(ENCODER_SETS)}")
+        encoders, prefix = ENCODER_SETS[name], "" if name == "minilm" else f"{name}: "
+        if name == "minilm":
+            variants["encoder"] = Variant(("product", "difference", "cosine"))
+            variants["encoder+cues"] = Variant(("product", "difference", "cosine", "cues"))
+        variants[f"{prefix}encoder+statement+cues"] = Variant(_SHIPPED_BLOCKS, 0, encoders)
+        for rank in BILINEAR_RANKS:
+            variants[f"{prefix}encoder+statement+cues+bilinear{rank}"] = Variant(
+                (*_SHIPPED_BLOCKS, "bilinear"), rank, encoders
+            )
+    return variants
+
+
+VARIANTS = variants_for()
 C_GRID = (0.001, 0.003, 0.01, 0.03)
 HELD_OUT_SHARE = 0.2
 SEED = 0
@@ -165,13 +184,19 @@ def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str],
 
 
 def compare_variants(
-    train: list[dict], validation: list[dict], test: list[dict], vectors: dict[str, np.ndarray], report
+    train: list[dict],
+    validation: list[dict],
+    test: list[dict],
+    by_encoders: dict[tuple, dict],
+    report,
+    candidates: dict[str, Variant] = VARIANTS,
 ) -> dict:
-    """Each encoder variant: C chosen on validation, then refitted on train + validation and
-    scored on the held-out test groups."""
+    """Each variant: C chosen on validation, then refitted on train + validation and scored on the
+    held-out test groups (`by_encoders`: each encoder set's vector of each text)."""
     results = {}
-    for name, variant in VARIANTS.items():
-        blocks, basis = variant.blocks, fit_basis(train, variant.rank, vectors)
+    for name, variant in candidates.items():
+        blocks, vectors = variant.blocks, by_encoders[variant.encoders]
+        basis = fit_basis(train, variant.rank, vectors)
         x_train, x_val = (
             encoder_features(train, blocks, vectors, basis),
             encoder_features(validation, blocks, vectors, basis),
@@ -193,6 +218,7 @@ def compare_variants(
         results[name] = {
             "blocks": list(blocks),
             "rank": variant.rank,
+            "encoders": list(variant.encoders),
             "C": best_c,
             "validation_accuracy": round(scores[best_c], 3),
             "held_out": breakdown(test, most_likely(probabilities)),
@@ -281,8 +307,16 @@ def choose_thresholds(records: list, cue_path: bool = True) -> dict:
     }
 
 
-def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=logger.info) -> dict:
+def fit_relation(
+    out: Path,
+    dev_files: list[Path],
+    lm_pairs: int,
+    report=logger.info,
+    workers: int = 1,
+    encoder_sets: tuple[str, ...] = ("minilm",),
+) -> dict:
     started = time.perf_counter()
+    candidates = variants_for(encoder_sets)
     pairs = load_pairs()
     kept_groups, held_out = split_groups(pairs, HELD_OUT_SHARE, SEED)
     train_groups, validation_groups = split_groups(
@@ -292,7 +326,11 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=logger.
     ctx = load_context(router="off")
     services = Services(ctx)
     texts = list(dict.fromkeys(t for r in rows for t in (r["memory"], r["statement"])))
-    vectors = dict(zip(texts, services.embedder.encode(texts)))
+    sources = {"embedder": lambda: services.embedder, "multilingual": lambda: services.multilingual_encoder}
+    by_encoders = {
+        encoders: dict(zip(texts, encode_for_relation(list(encoders), sources, texts)))
+        for encoders in {variant.encoders for variant in candidates.values()}
+    }
     report(
         f"{len(pairs)} pairs in {len({r['group'] for r in pairs})} groups (+{len(rows) - len(pairs)} unrelated "
         f"negatives); held out {len(held_out)} groups; encoded {len(texts)} texts"
@@ -300,22 +338,26 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=logger.
     train = [r for r in rows if r["group"] in train_groups]
     validation = [r for r in rows if r["group"] in validation_groups]
     test = [r for r in rows if r["group"] in held_out]
-    variants = compare_variants(train, validation, test, vectors, report)
+    variants = compare_variants(train, validation, test, by_encoders, report, candidates)
     chosen = max(variants, key=lambda v: variants[v]["validation_accuracy"])
+    vectors = by_encoders[candidates[chosen].encoders]
     report(f"shipped variant: {chosen} (best validation accuracy)")
     lm = (
-        compare_with_lm(rows, held_out, vectors, lm_pairs, VARIANTS[chosen], variants[chosen]["C"], report)
+        compare_with_lm(rows, held_out, vectors, lm_pairs, candidates[chosen], variants[chosen]["C"], report)
         if lm_pairs
         else None
     )
-    blocks = VARIANTS[chosen].blocks
-    basis = fit_basis(rows, VARIANTS[chosen].rank, vectors)
+    blocks = candidates[chosen].blocks
+    basis = fit_basis(rows, candidates[chosen].rank, vectors)
     scaler, model = fit_head(
         encoder_features(rows, blocks, vectors, basis), [r["label"] for r in rows], variants[chosen]["C"]
     )
     spec = {
-        "encoder": services.embedder.model_path.split("/site-packages/")[-1],
-        "dimension": services.embedder.dimension,
+        "encoder": " + ".join(
+            sources[name]().model_path.split("/site-packages/")[-1] for name in candidates[chosen].encoders
+        ),
+        "encoders": list(candidates[chosen].encoders),
+        "dimension": sum(sources[name]().dimension for name in candidates[chosen].encoders),
         "features": list(blocks),
         "labels": [str(c) for c in model.classes_],
         "mean": scaler.mean_.tolist(),
@@ -339,7 +381,7 @@ def fit_relation(out: Path, dev_files: list[Path], lm_pairs: int, report=logger.
     records = []
     replay = load_context(router="off", relation_model_file=str(out))
     for file in dev_files:
-        records.extend(run_scenarios(load_scenarios(file), replay, services, progress=False))
+        records.extend(run_scenarios(load_scenarios(file), replay, services, progress=False, workers=workers))
     tuned_on = {"fitted_on": [str(f) for f in dev_files], "fitted_on_sha256": [file_digest(f) for f in dev_files]}
     # the cue path reads the calibrated cheap router (`cue_router_high`): these thresholds hold for
     # that calibration file only, so a recalibration is followed by a refit (see the Makefile)

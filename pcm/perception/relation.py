@@ -34,12 +34,15 @@ from pathlib import Path
 import numpy as np
 
 from pcm.cues import FAMILIES, cue_counts, is_request
-from pcm.formulas import softmax, subspace_interaction
+from pcm.formulas import joint_embedding, softmax, subspace_interaction
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)
 
 RELATIONS = ("consistent", "novel", "contradiction")
+#: the sentence encoders a relation model may read, by the name its file gives them (`encoders`):
+#: the configured `embedding_model` retrieval indexes with, and USE multilingual v3
+ENCODERS = ("embedder", "multilingual")
 FEATURE_BLOCKS = ("product", "difference", "statement", "cosine", "cues", "bilinear")
 CUE_NAMES = (*FAMILIES, "request", "chinese", "word_overlap")
 
@@ -158,6 +161,9 @@ class RelationModel:
             cue=float(thresholds.get("cue", 1.01)),
         )
         self.encoder = spec.get("encoder", "")
+        self.encoders = list(spec.get("encoders", ["embedder"]))
+        if not self.encoders or set(self.encoders) - set(ENCODERS):
+            raise ValueError(f"relation model encoders must be among {ENCODERS}, got {self.encoders}")
 
     def probabilities_from_features(self, features: np.ndarray) -> list[dict[str, float]]:
         """P(relation | pair) for each row of a feature matrix."""
@@ -199,22 +205,40 @@ def load_relation_model(path: str | Path) -> RelationModel:
     return _MODELS[key]
 
 
+def encode_for_relation(encoders: list[str], sources: dict, texts: list[str]) -> np.ndarray:
+    """The texts' vectors as a relation model reads them: each of its `encoders`' unit vectors side
+    by side (`pcm.formulas.joint_embedding`); `sources` maps an encoder's name to a function returning
+    the encoder (so that one no model names is never loaded)."""
+    parts = []
+    for name in encoders:
+        encoder = sources[name]() if name in sources else None
+        if encoder is None:
+            raise ValueError(f"the relation model reads the {name!r} encoder, which is not available")
+        parts.append(encoder.encode(texts))
+    return joint_embedding(parts)
+
+
 class PairJudge:
-    """The relation model at `model_path` over `embedder`'s vectors: the verdicts on (memory,
+    """The relation model at `model_path` over the encoders it names (`embedder`, and
+    `multilingual`, a function returning the multilingual encoder): the verdicts on (memory,
     statement) pairs that perception reads and maintenance asks for the facts a turn supports."""
 
-    def __init__(self, embedder, model_path: Path):
-        self.embedder, self.model_path = embedder, Path(model_path)
+    def __init__(self, embedder, model_path: Path, multilingual=None):
+        self.embedder, self.model_path, self.multilingual = embedder, Path(model_path), multilingual
 
     def __call__(self, text: str, memories: list) -> dict[str, dict[str, float]]:
         """P(consistent/novel/contradiction) of `text` against each of `memories` (retrieved
         memories), by memory id; {} when there are none or no relation model is available."""
         if not memories or self.embedder is None or not self.model_path.is_file():
             return {}
-        vectors = self.embedder.encode([*(m.content for m in memories), text])
-        verdicts = load_relation_model(self.model_path).judge(
-            vectors[:-1], vectors[-1], [m.content for m in memories], text
+        model = load_relation_model(self.model_path)
+        texts = [*(m.content for m in memories), text]
+        vectors = encode_for_relation(
+            model.encoders,
+            {"embedder": lambda: self.embedder, "multilingual": self.multilingual or (lambda: None)},
+            texts,
         )
+        verdicts = model.judge(vectors[:-1], vectors[-1], texts[:-1], text)
         return {m.id: verdict for m, verdict in zip(memories, verdicts)}
 
     @property

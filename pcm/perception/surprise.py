@@ -97,18 +97,24 @@ class TurnSignals:
 
 
 class SurpriseMonitor:
-    def __init__(self, language_model: CausalLMScorer, llm: LLMClient | None = None, embedder: Embedder | None = None):
+    def __init__(
+        self,
+        language_model: CausalLMScorer,
+        llm: LLMClient | None = None,
+        embedder: Embedder | None = None,
+        pair_judge: Callable[[PCMContext], PairJudge] | None = None,
+    ):
         self.language_model = language_model
         self.llm = llm
         self.embedder = embedder
+        self.pair_judge = pair_judge or (lambda ctx: PairJudge(self.embedder, ctx.relation_model_path))
 
     def relations(
         self, text: str, memories: list[RetrievedMemory], speaker: str | None, ctx: PCMContext
     ) -> dict[str, dict[str, float]]:
         """P(consistent/novel/contradiction) of `text` against each judged memory (`judged_facts`),
         by memory id; {} when no relation model is available (no file, no embedder)."""
-        judge = PairJudge(self.embedder, ctx.relation_model_path)
-        return judge(text, judged_facts(memories, speaker, ctx.relation_top_k))
+        return self.pair_judge(ctx)(text, judged_facts(memories, speaker, ctx.relation_top_k))
 
     def cheap_signals(self, text: str, memories: list[RetrievedMemory]) -> dict[str, float]:
         """Signals that need no language model (CHEAP_FEATURES).

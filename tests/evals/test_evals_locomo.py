@@ -139,7 +139,8 @@ def test_cli_writes_results_report_and_plot(tmp_path):
     seen = "yes" if "conv-30" in results["fitted_conversations"]["conversations"] else "no"
     assert re.search(rf"\| conv-30 \| {seen} \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ \|", report)
     assert re.search(
-        r"\| all \(conv-30\) \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| "
+        r"\| all \(conv-30\) \| 16 \| [0-9]+ \([0-9.]+\) \| [0-9]+ of 16 \([0-9.]+\) \| [0-9]+ \| "
+        r"[0-9.]+ \| [0-9.]+ \| "
         r"[+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\] [0-9]+/[0-9]+ \|",
         report,
     )
@@ -155,11 +156,11 @@ def test_routing_is_reported_over_all_conversations_and_over_those_no_shipped_mo
     calibration.write_text(json.dumps({"chat_turns": {"count": 7, "conversations": ["b", "elsewhere"]}}))
     conversations = [SimpleNamespace(sample_id=c) for c in ("a", "b", "c")]
     parts = [
-        {"cost": {"turns": turns, "agents": agents}}
-        for turns, agents in (
-            (10, {"correction": 1, "maintenance": 9}),
-            (20, {"correction": 10, "profiling": 10}),
-            (10, {}),
+        {"cost": {"turns": turns, "agents": agents, "corrected_at": corrected_at}}
+        for turns, agents, corrected_at in (
+            (10, {"correction": 1, "maintenance": 9}, [3]),
+            (150, {"correction": 10, "profiling": 140}, [0, 50, 99, 100, 101, 102, 103, 104, 120, 149]),
+            (10, {}, []),
         )
     ]
     asked_in = ["a", "a", "b", "c"]
@@ -171,20 +172,30 @@ def test_routing_is_reported_over_all_conversations_and_over_those_no_shipped_mo
 
     figures = routing_figures(conversations, parts, system_rows, asked_in, calibration)
     assert figures["fitted_conversations"] == {"calibration": str(calibration), "conversations": ["b", "elsewhere"]}
+    first = {"a": (10, 1), "b": (100, 3), "c": (10, 0)}  # each one's first 100 turns, and corrections there
     assert figures["per_conversation"] == {
-        "a": {"fitted_on": False, "turns": 10, "correction_turns": 1, "questions": 2},
-        "b": {"fitted_on": True, "turns": 20, "correction_turns": 10, "questions": 1},
-        "c": {"fitted_on": False, "turns": 10, "correction_turns": 0, "questions": 1},
+        c: {
+            "fitted_on": c == "b",
+            "turns": part["cost"]["turns"],
+            "correction_turns": part["cost"]["agents"].get("correction", 0),
+            "first_turns": first[c][0],
+            "first_turns_corrected": first[c][1],
+            "corrected_at": part["cost"]["corrected_at"],
+            "questions": asked_in.count(c),
+        }
+        for c, part in zip(("a", "b", "c"), parts)
     }
     everything, unseen = figures["routing"]["all"], figures["routing"]["not_fitted_on"]
     assert figures["routing"]["routing_off_system"] == ROUTING_OFF
     assert (everything["conversations"], everything["turns"], everything["correction_turns"]) == (
         ["a", "b", "c"],
-        40,
+        170,
         11,
     )
     assert (unseen["conversations"], unseen["turns"], unseen["correction_turns"]) == (["a", "c"], 20, 1)
-    assert everything["correction_share"] == 11 / 40 and unseen["correction_share"] == 1 / 20
+    assert everything["correction_share"] == 11 / 170 and unseen["correction_share"] == 1 / 20
+    assert (everything["first_turns"], everything["first_turns_corrected"]) == (120, 4)
+    assert everything["first_turns_correction_share"] == 4 / 120 and unseen["first_turns_correction_share"] == 1 / 20
     assert everything["recall"] == {
         "pcm": {f"recall@{k}": 0.5 for k in KS},
         ROUTING_OFF: {f"recall@{k}": 0.5 for k in KS},

@@ -100,14 +100,16 @@ class SurpriseMonitor:
     def __init__(
         self,
         language_model: CausalLMScorer,
-        llm: LLMClient | None = None,
-        embedder: Embedder | None = None,
-        pair_judge: Callable[[PCMContext], PairJudge] | None = None,
+        llm: LLMClient | None,
+        embedder: Embedder | None,
+        pair_judge: Callable[[PCMContext], PairJudge],
     ):
+        """`pair_judge(ctx)`: the relation model `ctx` names over the encoders it reads
+        (`Services.pair_judge`)."""
         self.language_model = language_model
         self.llm = llm
         self.embedder = embedder
-        self.pair_judge = pair_judge or (lambda ctx: PairJudge(self.embedder, ctx.relation_model_path))
+        self.pair_judge = pair_judge
 
     def relations(
         self, text: str, memories: list[RetrievedMemory], speaker: str | None, ctx: PCMContext

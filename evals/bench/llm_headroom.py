@@ -77,7 +77,7 @@ class PerfectJudgeServices(Services):
         return PerfectJudgeServices(ctx, self.perfect_judge)
 
     def monitor(self, llm) -> SurpriseMonitor:
-        return PerfectJudgeMonitor(self.perfect_judge, self.language_model, llm, self.embedder)
+        return PerfectJudgeMonitor(self.perfect_judge, self.language_model, llm, self.embedder, self.pair_judge)
 
 
 def measure_headroom(path: str | Path, ctx: PCMContext, confidences: Iterable[float]) -> list[dict]:

@@ -11,8 +11,9 @@ BLIND ?= evals/data/scenarios_blind.jsonl
 LONG_DEV ?= evals/data/scenarios_long_dev.jsonl
 LONG_BLIND ?= evals/data/scenarios_long_blind.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
+ENTITIES ?= evals/data/entities_dev.jsonl
 
-.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
+.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-entities bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -60,6 +61,12 @@ bench-scenarios: install
 
 bench-followups: install
 	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups
+
+# Entity extraction (the ENTITY nodes' names) against labelled turns: precision, recall and F1 per
+# language, beside the extractor used before. The dev file by default, its errors listed; the test
+# file (ENTITIES=evals/data/entities_test.jsonl) is for a final, figures-only run.
+bench-entities: install
+	$(PY) -m evals entities --data $(ENTITIES) --out results/entities $(if $(findstring _dev,$(ENTITIES)),--errors,)
 
 # The report marks the conversations a shipped model was fitted on (those the calibration file records:
 # `make calibrate --chat`), and gives the correction share and routing on/off over all and over the others.

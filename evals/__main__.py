@@ -454,6 +454,38 @@ def concurrency(
 
 
 @app.command()
+def entities(
+    data: Path = typer.Option(
+        Path(__file__).resolve().parent / "data" / "entities_dev.jsonl", help="entity-labelled JSONL file"
+    ),
+    out: Path = typer.Option(Path("results/entities"), help="output folder"),
+    locomo: Path = typer.Option(
+        DEV_SCENARIOS.parents[1] / "locomo",
+        help="LoCoMo folder: the speakers of an item's conversation (its source) count as known names",
+    ),
+    errors: bool = typer.Option(False, "--errors/--no-errors", help="list each item's errors in the report"),
+) -> None:
+    """Precision, recall and F1 of the entity nodes' extractor (`named_entities`) on labelled turns,
+    overall and per language, beside the extractor they used before, in one process."""
+    from evals.bench.entities import load_entity_items, report, run_entities, speakers_by_conversation
+
+    _setup_logging()
+    items = load_entity_items(data)
+    speakers = speakers_by_conversation(locomo) if locomo.exists() else {}
+    results = {
+        "data": str(data),
+        "items": len(items),
+        "speakers_from": str(locomo) if speakers else None,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "extractors": run_entities(items, speakers),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text(report(results, errors), encoding="utf-8")
+    typer.echo((out / "report.md").read_text(encoding="utf-8"))
+
+
+@app.command()
 def llm(
     data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),
     out: Path = typer.Option(Path("results/llm"), help="output folder"),

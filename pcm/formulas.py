@@ -240,6 +240,16 @@ def informativeness(content_words: int, saturation: int, exponent: float) -> flo
     return min(1.0, max(content_words, 1) / saturation) ** exponent
 
 
+def english_specificity(english_zipf: float, other_zipfs: Sequence[float]) -> float:
+    """ς(w) = Z_en(w) − median_ℓ Z_ℓ(w): how much more frequent a word is in English text than in
+    other languages' (Zipf scale, `wordfreq`). A name keeps its spelling across languages ("Paris"
+    0.3, "Max" 0.0), an English word does not ("Sometimes" 2.6, "Got" 2.0); a word absent from a
+    language's list counts as Zipf 0 there."""
+    if not other_zipfs:
+        raise ValueError("at least one other language is needed")
+    return float(english_zipf - float(np.median(other_zipfs)))
+
+
 def intent_relevance(
     distribution: Mapping[str, float] | None, domain: str | None, memory_distribution: Mapping[str, float] | None = None
 ) -> float:

@@ -282,3 +282,10 @@ def test_joint_embedding_keeps_unit_length_and_averages_the_encoders_cosines():
     assert rows.shape == (2, 5) and np.allclose(rows[0], x)
     with pytest.raises(ValueError):
         f.joint_embedding([])
+
+
+def test_english_specificity_is_the_english_zipf_above_the_median_of_other_languages():
+    assert f.english_specificity(5.3, [2.9, 2.7, 2.5, 2.5, 2.4, 3.0]) == pytest.approx(5.3 - 2.6)
+    assert f.english_specificity(4.8, [4.9, 5.7, 4.1]) == pytest.approx(-0.1)
+    with pytest.raises(ValueError):
+        f.english_specificity(4.0, [])

@@ -308,3 +308,19 @@ def test_a_stated_fact_starts_at_its_branchs_weight_times_its_informativeness(ct
         ctx.replace(informativeness_saturation=0)
     with pytest.raises(ValueError, match="informativeness"):
         ctx.replace(informativeness_exponent=-0.5)
+
+
+def test_entity_nodes_are_names_each_once(ctx):
+    pcm = PCM(ctx.replace(token_budget=40, eviction_size=2), checkpointer=InMemorySaver())
+    texts = [
+        "Yeah, we walked Pixie to Fox Hollow today.",
+        "Thanks! Pixie's new bed arrived this morning.",
+        "Sometimes Pixie sleeps the whole afternoon away.",
+        "Got it, ttyl! Can't wait to see the pics.",
+        "Bye for now, talk tomorrow.",
+    ]
+    for text in texts:
+        pcm.process(text, user_id="e")
+    pcm.process("One more note to push the rest out of the window.", user_id="e")
+    entities = sorted(n.content for n in pcm.memory("e").nodes() if n.type.value == "entity")
+    assert entities == ["Fox Hollow", "Pixie"]

@@ -293,6 +293,15 @@ def token_f1(prediction: Any, gold: Any) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def precision_recall_f1(correct: int, predicted: int, expected: int) -> dict[str, float]:
+    """Micro precision correct/predicted, recall correct/expected and their harmonic mean F1 (each 1.0
+    when there was nothing to find or to get wrong: no prediction is then a perfect one)."""
+    precision = correct / predicted if predicted else 1.0
+    recall = correct / expected if expected else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
 def contains_match(prediction: Any, gold: Any) -> float:
     """1.0 if the normalised gold appears in the normalised prediction or vice versa.
 

@@ -2,7 +2,8 @@
 
 Each evicted turn is an episodic FACT (text, speaker, time) — user turns already got
 theirs when they were processed — linked by `mentions` edges to ENTITY nodes for the
-names it contains, so retrieval can expand through shared entities. With an LLM, atomic
+names it contains (`pcm.world.names.named_entities`: people, pets, places, organisations,
+products, events, titles), so retrieval can expand through shared entities. With an LLM, atomic
 facts are extracted too, each `derived_from` its episodic turn: in one call per batch of
 `llm_fact_batch` consolidated turns (`extract_facts`), which keeps the LLM's cost per
 ingested turn low.
@@ -17,7 +18,7 @@ from pcm.llm import ExtractedFacts, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
 from pcm.prompts import FACT_SYSTEM, turns_prompt
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
-from pcm.world.text import extract_entities
+from pcm.world.names import KnownName, known_names, named_entities
 
 AGENT = "consolidation"
 
@@ -39,9 +40,9 @@ def _turn_info(turn: dict, thread_id: str | None) -> TurnInfo:
 def link_entities(
     graph: WeightedKnowledgeGraph, node: MemoryNode, info: TurnInfo, ctx: PCMContext
 ) -> list[MemoryChange]:
-    """Create or reinforce an ENTITY per name in the memory, and link it with `mentions`."""
+    """Create or reinforce an ENTITY per name in the memory (`named_entities`), and link it with `mentions`."""
     changes = []
-    for name in extract_entities(info.text):
+    for name in named_entities(info.text, _known_name(graph, info)):
         entity_id = graph.entity_id(name)
         if entity_id in graph:
             entity = graph.node(entity_id)
@@ -84,6 +85,12 @@ def link_entities(
             )
         )
     return changes
+
+
+def _known_name(graph: WeightedKnowledgeGraph, info: TurnInfo) -> KnownName:
+    """A name is known when it is a speaker's (or a speaker's first name) or already an entity of the memory."""
+    speakers = known_names([*graph.speakers(), info.speaker or ""])
+    return lambda name: speakers(name) or graph.entity_id(name) in graph
 
 
 def consolidate_turns(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 import jieba
@@ -126,20 +126,25 @@ def extract_entities(text: str, limit: int = 8) -> list[str]:
 
 def _tagged_names(text: str) -> list[str]:
     """Words jieba tags as names, read piece by piece within POS_TIME_BUDGET seconds."""
-    found = []
+    return [
+        pair.word.strip()
+        for _, pairs in tagged_pieces(text)
+        for pair in pairs
+        if pair.flag in _ENTITY_TAGS and len(pair.word.strip()) > 1
+    ]
+
+
+def tagged_pieces(text: str) -> Iterator[tuple[int, list[jieba.posseg.pair]]]:
+    """jieba's part-of-speech tags of the Chinese pieces of `text` (runs between punctuation, at
+    most 40 characters), each with where it starts, until POS_TIME_BUDGET seconds have passed."""
     deadline = time.perf_counter() + POS_TIME_BUDGET
-    for piece in _PIECE.findall(text):
-        if not has_cjk(piece):
+    for piece in _PIECE.finditer(text):
+        if not has_cjk(piece.group()):
             continue
         if time.perf_counter() > deadline:
             logger.debug("entity tagging stopped after %.1f s", POS_TIME_BUDGET)
             break
-        found.extend(
-            pair.word.strip()
-            for pair in jieba.posseg.lcut(piece)
-            if pair.flag in _ENTITY_TAGS and len(pair.word.strip()) > 1
-        )
-    return found
+        yield piece.start(), jieba.posseg.lcut(piece.group())
 
 
 def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:

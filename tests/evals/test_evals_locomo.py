@@ -24,9 +24,16 @@ def two_conversations():
     return load_locomo(DATA)[:2]
 
 
-def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_conversations):
-    ctx = load_context(data_dir=str(tmp_path))
-    results = run_locomo(two_conversations, ctx, progress=False, limit_turns=TURNS)
+@pytest.fixture(scope="module")
+def one_process_run(two_conversations, tmp_path_factory):
+    """One process's run over both conversations' first TURNS turns (shared: it is the slow part)."""
+    return run_locomo(
+        two_conversations, load_context(data_dir=str(tmp_path_factory.mktemp("one"))), progress=False, limit_turns=TURNS
+    )
+
+
+def test_retrieval_run_scores_every_system_on_the_same_questions(one_process_run, two_conversations):
+    results = one_process_run
     expected = {*PCM_VARIANTS, *REINGESTED_VARIANTS, "bm25", "dense", "hybrid"}
     assert set(results["systems"]) == expected
     assert results["questions"] > 0
@@ -50,8 +57,9 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
     assert set(results["cost"]["memories"]) == {c.sample_id for c in two_conversations}
     assert "skipped" in results["qa"]
     # the conversations the shipped router was fitted on, as its file records them, and routing over the others
-    fitted = fitted_conversations(ctx.calibration_path)
-    assert results["fitted_conversations"] == {"calibration": str(ctx.calibration_path), "conversations": fitted}
+    calibration = load_context().calibration_path
+    fitted = fitted_conversations(calibration)
+    assert results["fitted_conversations"] == {"calibration": str(calibration), "conversations": fitted}
     ids = [c.sample_id for c in two_conversations]
     assert [c for c in ids if results["per_conversation"][c]["fitted_on"]] == [c for c in ids if c in fitted]
     everything, unseen = results["routing"]["all"], results["routing"]["not_fitted_on"]
@@ -67,12 +75,12 @@ def test_retrieval_run_scores_every_system_on_the_same_questions(tmp_path, two_c
         )
 
 
-def test_a_run_on_two_processes_gives_the_figures_of_one_process(tmp_path, two_conversations):
+def test_a_run_on_two_processes_gives_the_figures_of_one_process(tmp_path, two_conversations, one_process_run):
     """`--workers 2` scores the conversations in two processes. Every question's figures, the
     per-question items (ids included), the turns routed to each agent and the memories written
     must be the one process's; the rankings come from embeddings batched alike, so equal to 1e-6."""
     ctx = load_context(data_dir=str(tmp_path))
-    one = run_locomo(two_conversations, ctx, progress=False, limit_turns=TURNS)
+    one = one_process_run
     two = run_locomo(two_conversations, ctx, progress=False, limit_turns=TURNS, workers=2)
     assert (one["settings"]["workers"], two["settings"]["workers"]) == (1, 2)
     assert [item["id"] for item in two["items"]] == [item["id"] for item in one["items"]]

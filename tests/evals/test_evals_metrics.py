@@ -14,6 +14,7 @@ from evals.bench.metrics import (
     ndcg_at_k,
     normalize_answer,
     numeric_match,
+    precision_recall_f1,
     recall_at_k,
     session_hit_at_k,
     token_f1,
@@ -180,3 +181,13 @@ def test_paired_difference_per_group_shows_where_a_gap_comes_from():
     assert "per_group" not in paired_difference(rows, base, "recall@10")
     with pytest.raises(ValueError, match="one group per row"):
         paired_difference(rows, base, "recall@10", groups=groups[:2])
+
+
+def test_precision_recall_f1_is_micro_and_perfect_when_nothing_is_to_be_found():
+    assert precision_recall_f1(2, 3, 4) == {
+        "precision": pytest.approx(2 / 3),
+        "recall": 0.5,
+        "f1": pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5)),
+    }
+    assert precision_recall_f1(0, 0, 0) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert precision_recall_f1(0, 2, 1)["f1"] == 0.0

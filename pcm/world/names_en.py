@@ -1,0 +1,266 @@
+"""English (Latin-script) names for `pcm.world.names.named_entities`.
+
+English marks names with capitals, but a sentence's first word is capitalised whatever it is. So:
+- a title-cased quotation is a title, whole ("Harry Potter and the Philosopher's Stone");
+- a run of capitalised words, with the numbers after them and "of"/"the" between them, is a name
+  ("Fox Hollow", "The Witcher 3", "Lord of the Rings", "J.K. Rowling");
+- a word that opens a sentence counts only when it is known (a speaker, an entity already in the
+  memory) or written with capitals no sentence explains ("NYC", "LeBron"): "Yeah", "Sometimes",
+  "Got" open sentences, and so do "Max" and "Paris", but only names already met count there;
+- interjections and greetings ("Thanks", "Ttyl"), weekdays and months, words shouted in capitals
+  ("JUST DOING IT") and demonyms ("European", "Chinese") are never names; an opening interjection,
+  article or connective ("Hey Sam", "The Wolves", "During Thanksgiving") is not part of one.
+Demonyms and connectives are English words far more frequent in English than in other languages'
+text, as names are not (`pcm.formulas.english_specificity`, `wordfreq`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pcm.formulas import english_specificity
+from pcm.world.text import STOPWORDS
+
+#: a Latin word: letters and digits, with inner apostrophes, hyphens, dots, colons, "+" or "#"
+_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9+#'’.:-]*[A-Za-z0-9+#])?")
+#: what between two words ends a sentence or starts a quotation (the next word's capital then says nothing)
+_BOUNDARY = re.compile(r"[.!?…:;\n\"“”‘'’()\[\]—–*]|\s-+\s|[\u2600-\u27bf\U0001f000-\U0001faff]")
+#: a quotation, up to 80 characters: in double quotes, or in single ones after a space ("it's" inside)
+_QUOTED = re.compile(
+    r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|(?:^|(?<=[\s(]))['‘]((?:[^'‘’\n]|['’](?=[a-z])){1,80})['’](?=[\s.,!?;:)]|$)"
+)
+_POSSESSIVE = re.compile(r"['’]s$")
+_CONTRACTION = re.compile(r"(?:n['’]t|['’](?:re|ll|ve|d|m)|^let['’]s)$", re.IGNORECASE)
+_LAUGHTER = re.compile(r"^(?:a?h+a+)+h*$|^(?:he)+h?$|^(?:lo)+l$", re.IGNORECASE)
+#: an initial ("J", "J.K") or an abbreviated title ("Dr", "St"): its full stop ends no sentence
+_INITIAL = re.compile(r"^(?:[A-Z](?:\.[A-Z])*|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof)$")
+#: lower-case words joined inside a name when capitalised words stand either side ("Lord of the Rings")
+_NAME_JOINERS = frozenset({"of", "the"})
+#: lower-case words a quoted title may hold ("The Name of the Wind", "... and the Philosopher's Stone")
+_TITLE_JOINERS = frozenset("a an and at by for from in into of on or the to vs with".split())
+#: interjections, greetings and thanks: a closed class of words that open chat turns, never names
+INTERJECTIONS = frozenset(
+    "hey hi hello hiya yo howdy bye goodbye cya thanks thank thx ty congrats congratulations cheers "
+    "welcome wow whoa woah oh ooh ah aah aw aww ugh ouch oops yay yeah yea yes yep yup nope nah ok okay "
+    "hmm hm mm mmm haha hah ha hehe lol lmao rofl omg btw fyi ttyl brb idk imo tbh sure please sorry "
+    "alright anyway indeed morning evening night dear phew oof dang damn darn gosh geez jeez woo woohoo "
+    "yikes bravo hooray hurray yum yummy kudos gotcha bingo uh um er wait looky".split()
+)
+#: prepositions, conjunctions and sentence adverbs (of time too) that open a sentence before a name
+#: ("During Thanksgiving", "Besides Italy", "Sometimes Pixie"); the STOPWORDS hold the commonest
+CONNECTIVES = frozenset(
+    "besides during since until till unless although though because while whereas despite unlike like "
+    "except without within across along among around behind beside between beyond near toward towards "
+    "upon via plus maybe perhaps still yet even already instead otherwise meanwhile speaking sometimes "
+    "often always never once soon later today tonight yesterday tomorrow".split()
+)
+#: weekdays and months (and their abbreviations): dates, not entities
+CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+#: above this specificity a word is English's own, not a name ("European" 1.4, "Definitely" 2.9,
+#: "Learning" 1.9; names: "Paris" 0.3, "Brian" 0.3, "Christian" 0.8)
+ENGLISH_WORD_SPECIFICITY = 1.0
+#: endings of demonyms ("European", "Mexican", "Chinese", "Spanish") and of words derived in English
+#: (gerunds, adverbs, past participles: "Adding NYC", "Definitely Star Wars")
+DEMONYM_ENDINGS = ("ean", "ian", "can", "ese", "ish")
+DERIVED_ENDINGS = ("ing", "ly", "ed")
+#: a run of more capitalised words (or characters) than this is title-cased text, not a name
+MAX_NAME_WORDS = 6
+MAX_NAME_CHARS = 80
+#: a shouted word of five letters or more is a common English word (Zipf ≥ this), not an acronym
+SHOUTED_WORD_ZIPF = 4.0
+
+KnownName = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str
+    start: int
+    end: int
+    opens_sentence: bool
+
+
+def english_names(text: str, known: KnownName, cased: bool) -> Iterator[tuple[int, str]]:
+    """Each English name of `text` with where it starts (names may repeat). `cased`: whether the
+    text's capitals follow English sentence case (not in Chinese text, where a capital is meant)."""
+    masked = text
+    for match in _QUOTED.finditer(text):
+        title = _quoted_title(next(group for group in match.groups() if group is not None))
+        if title:
+            yield match.start(), title
+            # a title is one name, its words not read again; a full stop inside it still ends the sentence
+            masked = masked[: match.start()] + re.sub(r"[^.!?]", " ", match.group()) + masked[match.end() :]
+    words = _words(masked)
+    index = 0
+    while index < len(words):
+        if not _is_capitalised(words[index].text):
+            index += 1
+            continue
+        end = _run_end(masked, words, index)
+        name = _name(masked, words[index:end], known, cased)
+        if name:
+            yield name
+        index = end
+
+
+def _quoted_title(quoted: str) -> str | None:
+    """A quotation as a title when it is title-cased (every word capitalised but short joining
+    words) and at most eight words; None for quoted speech ("I'm gonna make him an offer")."""
+    title = quoted.strip().rstrip(".,!?;:").strip()
+    words = title.split()
+    if not words or len(words) > 8:
+        return None
+    for index, word in enumerate(words):
+        bare = word.strip("\"'“”‘’()")
+        if not bare or _CONTRACTION.search(bare):
+            return None
+        if not (bare[0].isupper() or bare[0].isdigit() or (index and bare.lower() in _TITLE_JOINERS)):
+            return None
+    if len(words) == 1 and not (title[0].isupper() and _is_name_word(title, False, lambda name: False)):
+        return None
+    return title
+
+
+def _words(text: str) -> list[_Word]:
+    words: list[_Word] = []
+    for match in _TOKEN.finditer(text):
+        gap = text[words[-1].end if words else 0 : match.start()]
+        after_initial = bool(words) and gap == ". " and bool(_INITIAL.match(words[-1].text))
+        opens = not words or (bool(_BOUNDARY.search(gap)) and not after_initial)
+        words.append(_Word(match.group(), match.start(), match.end(), opens))
+    return words
+
+
+def _is_capitalised(word: str) -> bool:
+    """Written with a capital as a name is: "Pixie", "LeBron", "iPhone"; not "I", "I'm", "Can't"."""
+    if word == "I" or word[:2] in ("I'", "I’") or _CONTRACTION.search(word):
+        return False
+    return word[0].isupper() or (word[0].islower() and any(c.isupper() for c in word[1:]))
+
+
+def _run_end(text: str, words: list[_Word], start: int) -> int:
+    """Where the run of capitalised words from `start` ends (exclusive): words apart by one space
+    (or an initial's full stop), a number after a word, "of" and "the" between capitalised words."""
+    end = start + 1
+    while end < len(words):
+        previous, gap = words[end - 1], text[words[end - 1].end : words[end].start]
+        if gap != " " and not (gap == ". " and _INITIAL.match(previous.text)):
+            break
+        word = words[end].text
+        if _is_capitalised(word) or (word.isdigit() and not previous.text.isdigit()):
+            end += 1
+            continue
+        joined = end
+        while joined < len(words) and joined - end < 2 and words[joined].text in _NAME_JOINERS:
+            joined += 1
+        if joined == end or joined >= len(words) or not _is_capitalised(words[joined].text):
+            break
+        if text[previous.end : words[joined].start] != " " + " ".join(w.text for w in words[end:joined]) + " ":
+            break
+        end = joined + 1
+    return end
+
+
+def _name(text: str, run: list[_Word], known: KnownName, cased: bool) -> tuple[int, str] | None:
+    """The name a run of capitalised words makes, if any: opening interjections, dates, articles and
+    connectives dropped from its start, joining words and dates from its end, a possessive from its
+    last word; a single word must pass `_is_name_word`."""
+    if len(run) > MAX_NAME_WORDS:
+        return None
+    words = list(run)
+    while words and (_is_interjection(words[0].text) or words[0].text.lower() in CALENDAR_WORDS):
+        words.pop(0)
+    while len(words) > 1 and words[0].opens_sentence and cased and _opens_before_name(words, known):
+        words.pop(0)
+    while words and words[0].text in _NAME_JOINERS:
+        words.pop(0)
+    while words and (words[-1].text in _NAME_JOINERS or words[-1].text.lower() in CALENDAR_WORDS):
+        words.pop()
+    if not words or _is_shouted(words) or not any(c.isalpha() for w in words for c in w.text):
+        return None
+    name = _POSSESSIVE.sub("", text[words[0].start : words[-1].end])
+    if len(name) > MAX_NAME_CHARS:
+        return None
+    lettered = [w for w in words if not w.text.isdigit()]
+    if len(lettered) == 1 and not _is_name_word(
+        _POSSESSIVE.sub("", lettered[0].text), lettered[0].opens_sentence and cased, known
+    ):
+        return None  # one word, numbers aside ("Note 3" opening a sentence is no name; "Witcher 3" is)
+    return words[0].start, name
+
+
+def _opens_before_name(words: list[_Word], known: KnownName) -> bool:
+    """Whether a run's opening word only opens the sentence: an article or other stopword, a
+    connective, an English-derived word ("Adding", "Definitely"), or any word before a known name."""
+    first = words[0].text
+    lowered = first.lower()
+    if lowered in STOPWORDS or lowered in CONNECTIVES:
+        return True
+    if lowered.endswith(DERIVED_ENDINGS) and first.isalpha() and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+        return True
+    rest = _POSSESSIVE.sub("", " ".join(w.text for w in words[1:]))
+    return not known(first) and known(rest)
+
+
+def _is_interjection(word: str) -> bool:
+    lowered = word.lower()
+    return bool(
+        lowered in INTERJECTIONS
+        or re.sub(r"(.)\1+", r"\1\1", lowered) in INTERJECTIONS  # "Awww", "Yesss"
+        or re.sub(r"(.)\1+", r"\1", lowered) in INTERJECTIONS  # "Heyy", "Sooo"
+        or _LAUGHTER.match(lowered)
+    )
+
+
+def _is_shouted(words: list[_Word]) -> bool:
+    """Words in capitals for emphasis ("JUST DOING IT", "SO", "INTENSE"), not an acronym ("NYC")."""
+    if not all(w.text.isalpha() and w.text.isupper() for w in words):
+        return False
+    common = [w.text.lower() in STOPWORDS or _zipf(w.text.lower()) >= SHOUTED_WORD_ZIPF for w in words]
+    if len(words) > 1:
+        return all(common)
+    return words[0].text.lower() in STOPWORDS or (len(words[0].text) >= 5 and common[0])
+
+
+def _is_name_word(word: str, opens_sentence: bool, known: KnownName) -> bool:
+    """Whether one capitalised word is a name: never a stopword, interjection, date, contraction or
+    demonym; where it opens a sentence, only a known name or one with capitals inside or throughout."""
+    lowered = word.lower()
+    if len(word) < 2 or lowered in STOPWORDS or lowered in CALENDAR_WORDS or _is_interjection(word):
+        return False
+    if _CONTRACTION.search(word):
+        return False
+    if known(word):
+        return True
+    if lowered.endswith(DEMONYM_ENDINGS) and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+        return False
+    return not opens_sentence or word.isupper() or any(c.isupper() for c in word[1:])
+
+
+def _specificity(lowered: str) -> float:
+    return english_specificity(_zipf(lowered), _other_zipfs(lowered))
+
+
+@lru_cache(maxsize=16384)
+def _zipf(word: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+#: languages whose text spells names as English does; their small word lists (`wordfreq`) suffice
+OTHER_LANGUAGES = ("de", "fr", "es", "it", "nl", "pt")
+
+
+@lru_cache(maxsize=16384)
+def _other_zipfs(word: str) -> tuple[float, ...]:
+    from wordfreq import zipf_frequency
+
+    return tuple(zipf_frequency(word, language, wordlist="small") for language in OTHER_LANGUAGES)

@@ -155,11 +155,12 @@ class PCM:
         use_weights: bool = True,
         expand: bool = True,
         use_contests: bool = True,
+        use_time: bool = True,
         as_of: datetime | str | None = None,
     ) -> list[RetrievedMemory]:
         """Intent-masked retrieval for `query` without changing memory; unknown users have none.
         With `as_of`, the weights and links as they stood at that time (from the audit log).
-        `use_weights`, `expand`, `use_contests` off: the benchmarks' ablations.
+        `use_weights`, `expand`, `use_contests`, `use_time` off: the benchmarks' ablations.
         `top_k` (default: the `top_k` setting) must be at least 1."""
         validate_input(query, self.ctx)
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
@@ -182,6 +183,7 @@ class PCM:
                 use_weights=use_weights,
                 expand=expand,
                 use_contests=use_contests,
+                use_time=use_time,
                 across_scripts=True,
             )
 

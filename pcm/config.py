@@ -69,19 +69,9 @@ GROUP_STARTS = {
 CALLER_SETTINGS = frozenset({"top_k", "min_score", "expansion_limit", "llm_reply"})
 MAX_TOP_K = 1000
 #: the settings that are shares or weights in [0, 1]
-SHARES = (
-    "eta",
-    "surprise_lambda",
-    "hybrid_alpha",
-    "dormant_floor",
-    "correction_weight",
-    "intent_smoothing",
-    "llm_intent_confidence",
-    "context_weight",
-    "speaker_weight",
-    "lexical_weight",
-    "observation_weight",
-    "request_weight",
+SHARES = tuple(
+    "eta surprise_lambda hybrid_alpha dormant_floor correction_weight intent_smoothing llm_intent_confidence "
+    "context_weight speaker_weight lexical_weight time_weight day_weight observation_weight request_weight".split()
 )
 
 
@@ -133,6 +123,12 @@ class PCMContext:
     context_gap_minutes: float = 60.0
     context_weight: float = 0.5
     speaker_weight: float = 0.3
+    # κ_t: a query that names a day or month (`pcm.world.dates`) raises the memories from then, sim' =
+    # sim + κ_t·e^(−d/τ)·(1 − sim), d days outside it, τ = `time_tolerance_days` (dev LoCoMo; 0: off)
+    time_weight: float = 0.5
+    time_tolerance_days: float = 7.0
+    # β: a memory said on the day of a strong match rises, Score' = Score·(1 + β·s_day/s_max) (dev LoCoMo; 0: off)
+    day_weight: float = 0.5
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
@@ -237,8 +233,8 @@ class PCMContext:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and relation_top_k >= 1 are required")
         if not 1 <= self.top_k <= MAX_TOP_K or not 0 <= self.expansion_limit <= MAX_TOP_K:
             raise ValueError(f"top_k must lie in [1, {MAX_TOP_K}] and expansion_limit in [0, {MAX_TOP_K}]")
-        if self.context_turns < 0 or self.context_gap_minutes < 0:
-            raise ValueError("context_turns and context_gap_minutes must not be negative")
+        if self.context_turns < 0 or self.context_gap_minutes < 0 or self.time_tolerance_days <= 0:
+            raise ValueError("context_turns, context_gap_minutes must not be negative, time_tolerance_days positive")
         if self.informativeness_saturation < 1 or not 0.0 <= self.informativeness_exponent <= 1.0:
             raise ValueError("informativeness_saturation must be at least 1, informativeness_exponent in [0, 1]")
         if not 0.0 <= self.agreement_floor < 1.0:

@@ -61,6 +61,30 @@ def raise_similarity(similarity: float, evidence: float, strength: float) -> flo
     return similarity + strength * evidence * (1.0 - similarity)
 
 
+def time_match(days_outside: float, tolerance_days: float) -> float:
+    """e^(−d/τ): 1 inside the time a query asks about (d days outside it), falling by e per τ =
+    `tolerance_days` outside (said a week after "in July", maybe about July); raised into sim."""
+    if tolerance_days <= 0:
+        raise ValueError("tolerance_days must be positive")
+    return float(np.exp(-max(0.0, days_outside) / tolerance_days))
+
+
+def same_day_evidence(day_best: float, best: float) -> float:
+    """e_day = s_day / s_max: how strong the best match said on a memory's day is against the query's
+    best match. A memory said on the same day as a strong match is likely part of the same story
+    (one sitting, one event): `same_day_similarity`."""
+    if best <= 0:
+        return 0.0
+    return min(1.0, max(0.0, day_best / best))
+
+
+def same_day_score(score: float, evidence: float, strength: float) -> float:
+    """Score' = Score · (1 + β · e_day), β = `day_weight`: a strong match's day rises in proportion to
+    each memory's own score, so the order within a day stays (other forms measured worse:
+    docs/measurement-log.md)."""
+    return score * (1.0 + strength * evidence)
+
+
 def retrieval_entropy(scores: Sequence[float]) -> float:
     """Normalised retrieval entropy H(C) ∈ [0, 1] (spec §4.2).
 
@@ -241,10 +265,8 @@ def informativeness(content_words: int, saturation: int, exponent: float) -> flo
 
 
 def english_specificity(english_zipf: float, other_zipfs: Sequence[float]) -> float:
-    """ς(w) = Z_en(w) − median_ℓ Z_ℓ(w): how much more frequent a word is in English text than in
-    other languages' (Zipf scale, `wordfreq`). A name keeps its spelling across languages ("Paris"
-    0.3, "Max" 0.0), an English word does not ("Sometimes" 2.6, "Got" 2.0); a word absent from a
-    language's list counts as Zipf 0 there."""
+    """ς(w) = Z_en(w) − median_ℓ Z_ℓ(w), Zipf frequencies (`wordfreq`, 0 where absent): names keep
+    their spelling across languages ("Paris" 0.3, "Max" 0.0), English words do not ("Got" 2.0)."""
     if not other_zipfs:
         raise ValueError("at least one other language is needed")
     return float(english_zipf - float(np.median(other_zipfs)))
@@ -357,11 +379,9 @@ def adapted_level_prior(
     π'(c)/π(c) (Saerens et al. 2002). Starting from the uniform π̂, one step is the mean
     posterior; `iterations` > 1 repeats the step (EM for the Dirichlet-smoothed, i.e. MAP,
     estimate of the shares), stopping early once π̂ moves by less than 1e-6. One step keeps the
-    estimate at the router's average evidence, which its confident false alarms on chat inflate;
-    EM lets turns that look like routine lower the share of revisions further, while the n₀
-    pseudo-turns bound it below (π̂(c) ≥ n₀·π₀(c)/(n₀ + N)) and keep a new user (N ≪ n₀) at the
-    base prior, so a short session or a scenario routes as the fitted router does.
-    """
+    estimate at the router's average evidence, which its false alarms on chat inflate; EM lets
+    routine turns lower the share of revisions further, while the n₀ pseudo-turns bound it below
+    (π̂(c) ≥ n₀·π₀(c)/(n₀ + N)) and keep a new user (N ≪ n₀) at the base prior."""
     base = np.asarray(base_prior, dtype=float)
     base = base / base.sum()
     if not posteriors:

@@ -289,3 +289,26 @@ def test_english_specificity_is_the_english_zipf_above_the_median_of_other_langu
     assert f.english_specificity(4.8, [4.9, 5.7, 4.1]) == pytest.approx(-0.1)
     with pytest.raises(ValueError):
         f.english_specificity(4.0, [])
+
+
+def test_time_match_is_one_inside_the_window_and_falls_by_e_per_tolerance_outside():
+    assert f.time_match(0.0, 7.0) == 1.0
+    assert f.time_match(7.0, 7.0) == pytest.approx(np.exp(-1))
+    assert f.time_match(-3.0, 7.0) == 1.0  # inside
+    assert f.time_match(14.0, 7.0) < f.time_match(7.0, 7.0)
+    with pytest.raises(ValueError):
+        f.time_match(1.0, 0.0)
+
+
+def test_same_day_evidence_is_the_days_best_match_against_the_querys_best():
+    assert f.same_day_evidence(0.6, 0.6) == 1.0
+    assert f.same_day_evidence(0.3, 0.6) == pytest.approx(0.5)
+    assert f.same_day_evidence(0.3, 0.0) == 0.0
+
+
+def test_same_day_score_scales_the_score_by_the_days_evidence():
+    assert f.same_day_score(0.4, 1.0, 0.5) == pytest.approx(0.6)
+    assert f.same_day_score(0.4, 0.5, 0.5) == pytest.approx(0.5)
+    assert f.same_day_score(0.0, 1.0, 0.5) == 0.0 and f.same_day_score(0.4, 1.0, 0.0) == 0.4
+    # a weaker memory of the best match's day can pass a slightly stronger one of a weak day
+    assert f.same_day_score(0.30, 1.0, 0.5) > f.same_day_score(0.32, f.same_day_evidence(0.32, 0.6), 0.5)

@@ -20,8 +20,9 @@ def services(ctx):
     return Services(ctx)
 
 
-def fact(content, weight=0.8, domain="Coding", node_type=NodeType.FACT, **extra):
-    moment = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
+def fact(content, weight=0.8, domain="Coding", node_type=NodeType.FACT, moment=None, **extra):
+    """A memory node written at `moment` (default 1 May 2024, noon UTC), for tests that build memory directly."""
+    moment = moment or datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
     return MemoryNode(
         content=content,
         type=node_type,
@@ -70,7 +71,7 @@ def test_retrieval_applies_intent_mask_and_weights(services, ctx):
         graph.add_node(node, reason="test", agent="test")
     query = "What does Bob debug?"
     vector = services.embedder.encode_one(query)
-    exact = ctx.replace(intent_smoothing=0.0, confidence_smoothing=False)
+    exact = ctx.replace(intent_smoothing=0.0, confidence_smoothing=False, day_weight=0.0)  # the spec's score alone
     masked = retrieve(graph, query, vector, exact, intent={"Coding": 0.9, "Casual": 0.1}, expand=False)
     assert masked[0].id == coding.id
     assert masked[0].score == pytest.approx(masked[0].similarity * 0.9 * 0.9)
@@ -375,3 +376,30 @@ def test_a_role_label_in_a_memorys_context_is_no_lexical_evidence(services):
     graph.save()
     assert graph.lexical_search("What language does the user write firmware in?", 5) == {}
     assert list(graph.lexical_search("Which Rust firmware?", 5)) == [firmware.id, film.id]
+
+
+def test_a_memory_said_on_the_day_of_the_best_match_rises_with_it(services, ctx):
+    """Same-day evidence (`day_weight`): each hit's score rises by β times its day's best score over
+    the query's best (the best match's whole day by β); its similarity stays what it was."""
+    graph = services.store.open("dora")
+    days = {d: datetime(2024, 5, d, 12, tzinfo=timezone.utc) for d in (1, 9)}
+    memories = {
+        "best": ("Dora adopted a rescue greyhound called Biscuit at the shelter.", 1),
+        "same_day": ("The shelter volunteers gave us a leash and a blanket.", 1),
+        "other_day": ("Dora walked past the animal shelter on her way to work.", 9),
+    }
+    ids = {}
+    for key, (text, day) in memories.items():
+        node = fact(text, weight=0.8, domain="Personal", moment=days[day])
+        graph.add_node(node, reason="test", agent="test")
+        ids[key] = node.id
+    query = "Which dog did Dora adopt from the shelter?"
+    vector = services.embedder.encode_one(query)
+    plain = {m.id: m for m in retrieve(graph, query, vector, ctx.replace(day_weight=0.0), expand=False)}
+    raised = {m.id: m for m in retrieve(graph, query, vector, ctx.replace(day_weight=0.5), expand=False)}
+    best = plain[ids["best"]].score
+    for key in ("same_day", "other_day"):
+        evidence = 1.0 if key == "same_day" else plain[ids[key]].score / best
+        assert raised[ids[key]].score == pytest.approx(plain[ids[key]].score * (1 + 0.5 * evidence))
+    assert raised[ids["best"]].score == pytest.approx(best * 1.5)
+    assert raised[ids["same_day"]].similarity == plain[ids["same_day"]].similarity  # sim is what it was

@@ -92,6 +92,7 @@ SEARCH_ABLATIONS = {
     "no-weights": {"use_weights": False},
     "no-expansion": {"expand": False},
     "no-contests": {"use_contests": False},
+    "no-time": {"use_time": False},
 }
 
 

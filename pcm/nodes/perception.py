@@ -27,7 +27,10 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
     user = turn_user(state, config)
     turn = services.store.begin_turn(user)
     try:
-        found = retrieve(turn.memory, text, services.embedder.encode_one(text), ctx, intent=None, expand=False)
+        # no time key: what a turn revises or confirms was seldom said on the day it names, or today
+        found = retrieve(
+            turn.memory, text, services.embedder.encode_one(text), ctx, intent=None, expand=False, use_time=False
+        )
     except BaseException:
         turn.abort()
         raise
@@ -102,6 +105,12 @@ def retrieve_masked(state: PCMState, ctx: PCMContext, services: Services) -> dic
     text = state["user_input"]
     graph = services.store.open(user_of(state))
     found = retrieve(
-        graph, text, services.embedder.encode_one(text), ctx, intent=state["intent"]["distribution"], expand=True
+        graph,
+        text,
+        services.embedder.encode_one(text),
+        ctx,
+        intent=state["intent"]["distribution"],
+        expand=True,
+        use_time=False,  # as in retrieve_initial: what the turn revises or confirms
     )
     return {"retrieved": dump(found)}

@@ -144,8 +144,16 @@ class MemoryAsOf:
         every = self.memory.latest_in_script(cjk, len(self.memory), include_dormant=True)
         return [i for i in every if self._accept(i, wanted, include_dormant)][:n]
 
+    def timed_search(self, intervals, reach_days: float, n: int, include_dormant: bool = False) -> list[str]:
+        wanted = {t.value for t in RETRIEVABLE_TYPES}
+        every = self.memory.timed_search(intervals, reach_days, len(self.memory), include_dormant=True)
+        return [i for i in every if self._accept(i, wanted, include_dormant)][:n]
+
     def speakers(self) -> list[str]:
         return self.memory.speakers()
+
+    def years(self) -> range:
+        return self.memory.years()
 
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         return self.memory.cosine(query_vector, [i for i in node_ids if i in self._weights])

@@ -3,18 +3,22 @@
 `GraphModel` holds the DiGraph (node and edge attributes are the stored JSON values) and what
 reads would otherwise scan the graph for: the memories by type and by script, the dormant ones,
 their insertion order, how many retrievable memories each speaker has, and the two BM25 indexes
-(`pcm.world.lexical`) over each memory's own dated text and its text in context. Nodes change
+(`pcm.world.lexical`) over each memory's own dated text and its text in context, and the time
+index: each retrievable memory's times (`pcm.world.dates.memory_times`) in order. Nodes change
 only through `insert`, `set_attrs` and `undo`, which keep all of these in step.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Mapping
+from datetime import datetime, timezone
 
 import networkx as nx
 
 from pcm.models import RETRIEVABLE_VALUES, NodeType
+from pcm.world.dates import memory_times
 from pcm.world.lexical import LexicalIndex
 from pcm.world.memory_words import split_words
 from pcm.world.text import has_cjk
@@ -36,6 +40,8 @@ class GraphModel:
         self.dormant: set[str] = set()
         self.order: dict[str, int] = {}
         self.next_order = 0
+        #: the time index: (POSIX seconds, id) of each retrievable memory's times, sorted
+        self.times: list[tuple[float, str]] = []
 
     def insert(self, rows: list[tuple[str, int, dict, list[str]]]) -> None:
         """Put stored nodes (id, insertion order, attributes, stored words) into the graph and the
@@ -56,6 +62,8 @@ class GraphModel:
                 speaker = (attrs.get("source") or {}).get("speaker")
                 if speaker:
                     self.speakers[speaker] += 1
+                for moment in memory_times(attrs):
+                    bisect.insort(self.times, (moment.timestamp(), node_id))
         split = [(node_id, split_words(words)) for node_id, _, _, words in rows if words]
         self.lexical.extend([(node_id, own) for node_id, (own, _) in split])
         self.context_lexical.extend([(node_id, context) for node_id, (_, context) in split])
@@ -89,6 +97,11 @@ class GraphModel:
                 self.speakers[speaker] -= 1
             self.by_type[attrs["type"]].pop(node_id, None)
             self.by_script[has_cjk(attrs["content"])].pop(node_id, None)
+            if attrs["type"] in RETRIEVABLE_VALUES:
+                for moment in memory_times(attrs):
+                    place = bisect.bisect_left(self.times, (moment.timestamp(), node_id))
+                    if place < len(self.times) and self.times[place][1] == node_id:
+                        del self.times[place]
             self.dormant.discard(node_id)
             self.order.pop(node_id, None)
             self.graph.remove_node(node_id)
@@ -102,6 +115,19 @@ class GraphModel:
             else:
                 self.graph.edges[source, target].clear()
                 self.graph.edges[source, target].update(previous)
+
+    def timed_between(self, start: datetime, end: datetime) -> list[tuple[float, str]]:
+        """(POSIX seconds, id) of the time index's entries in [start, end), oldest first."""
+        low = bisect.bisect_left(self.times, (start.timestamp(), ""))
+        high = bisect.bisect_left(self.times, (end.timestamp(), ""))
+        return self.times[low:high]
+
+    def years(self) -> range:
+        """The years the time index spans (empty without timed memories)."""
+        if not self.times:
+            return range(0)
+        first, last = (datetime.fromtimestamp(self.times[i][0], timezone.utc).year for i in (0, -1))
+        return range(first, last + 1)
 
     def retrievable_ids(self) -> set[str]:
         """The memories retrieved by similarity (those the vector index holds once committed)."""

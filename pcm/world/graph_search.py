@@ -10,6 +10,7 @@ model (`pcm.world.graph_model`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -116,6 +117,25 @@ class GraphSearch:
                 if include_dormant or node_id not in model.dormant:
                     found.append(node_id)
             return found
+
+    def timed_search(
+        self, intervals: Iterable[tuple[datetime, datetime]], reach_days: float, n: int, include_dormant: bool = False
+    ) -> list[str]:
+        """The ids of at most `n` memories whose times (the time index) lie within the intervals or
+        at most `reach_days` outside them: the nearest first, the newest among equals."""
+        model = self.memory.model
+        reach = timedelta(days=reach_days)
+        distance: dict[str, float] = {}
+        with self.memory.lock:
+            for start, end in intervals:
+                low, high = start.timestamp(), end.timestamp()
+                for seconds, node_id in model.timed_between(start - reach, end + reach):
+                    if not include_dormant and node_id in model.dormant:
+                        continue
+                    outside = max(0.0, low - seconds, seconds - high)
+                    distance[node_id] = min(distance.get(node_id, outside), outside)
+            order = model.order
+            return sorted(distance, key=lambda i: (distance[i], -order.get(i, 0)))[:n]
 
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given memories (vectors read from the index)."""

@@ -242,6 +242,15 @@ class WeightedKnowledgeGraph:
         """The ids of the latest `n` retrievable memories written in CJK characters (`cjk`) or not."""
         return self._search.latest_in_script(cjk, n, include_dormant)
 
+    def timed_search(self, intervals, reach_days: float, n: int, include_dormant: bool = False) -> list[str]:
+        """The ids of at most `n` memories from the time a query asks about (`pcm.world.dates`)."""
+        return self._search.timed_search(intervals, reach_days, n, include_dormant)
+
+    def years(self) -> range:
+        """The years this memory's times span (its time index)."""
+        with self.lock:
+            return self.model.years()
+
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given memories."""
         return self._search.cosine(query_vector, node_ids)

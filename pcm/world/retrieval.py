@@ -6,13 +6,18 @@
 - lexical (the processing-flow document's optional keyword term): BM25 of the same two texts,
   each over the query's best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
 - the query's subject: a query that names exactly one of the memory's speakers ("What did
-  Caroline research?") raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`.
+  Caroline research?") raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`;
+- time: a query that names a day or a month ("on 13 October, 2023", "in July") raises the memories
+  from then (their session time or a day their text names, `pcm.world.dates`): sim' = sim +
+  κ_t·e^(−d/τ)·(1 − sim), d the days outside that time (`pcm.formulas.time_match`).
 P(d|I) is the spec's mask with ε grown as the mask's evidence weakens: ε' = 1 − (1 − ε)·c·ι', c the
 router's confidence in the query's intent, ι how far this memory's neighbouring facts share domains
 beyond chance (`domain_agreement`) and ι' its part above the floor ι₀ (`agreement_beyond`). With no
-shared words, no named speaker and μ = 0, sim is the spec's cosine. Candidates come from
-both the vector and the lexical index, so a memory that shares a rare name with the query is found
-even when its embedding is far away.
+shared words, no named speaker, no named time and μ = 0, sim is the spec's cosine. Candidates come
+from the vector, the lexical and the time index, so a memory that shares a rare name with the query,
+or was said on the day it asks about, is found even when its embedding is far away. Last, a
+memory said on the same day as a strong match rises with it, Score' = Score·(1 + β·s_day/s_max)
+(`pcm.formulas.same_day_score`, β = `day_weight`): the pieces of one story told in one sitting.
 
 An English-only encoder cannot compare an English query with a Chinese memory (cosine ≈ 0 whatever
 they say), so with `encoder_multilingual` off, `across_scripts` search also scores the latest memories
@@ -26,6 +31,7 @@ unknown relevance is no evidence for routing or for what a turn confirms or cont
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 import numpy as np
 
@@ -37,12 +43,19 @@ from pcm.formulas import (
     intent_relevance,
     raise_similarity,
     retrieval_score,
+    same_day_evidence,
+    same_day_score,
     smooth_distribution,
+    time_match,
 )
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
+from pcm.world.dates import asked_time, days_outside, memory_times
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import standing_supersessions
 from pcm.world.text import has_cjk, speakers_named
+
+#: the time index is searched this many tolerances τ around the time a query names (e^(−3) ≈ 0.05)
+TIME_REACH = 3.0
 
 
 def _as_retrieved(
@@ -78,18 +91,21 @@ def retrieve(
     use_contests: bool = True,
     exclude: set[str] | None = None,
     across_scripts: bool = False,
+    use_time: bool = True,
 ) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
     which), except that a superseded memory comes right after its successor; empty memory gives
     an empty list. `across_scripts`: also the memories the encoder cannot compare with the query
-    (module docstring)."""
+    (module docstring); `use_time` off: the ablation without the time key."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     intent = _smoothed_intent(graph, intent, ctx)
     if len(graph) == 0:
         return []
     pool = max(4 * top_k, 40)
-    dense, lexical, uncomparable = _candidates(graph, query, query_vector, ctx, pool, across_scripts)
+    window = asked_time(query) if use_time and ctx.time_weight > 0 else None
+    asked = window.over_years(graph.years()) if window is not None else ()
+    dense, lexical, uncomparable = _candidates(graph, query, query_vector, ctx, pool, across_scripts, asked)
     named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
     subject = named[0] if len(named) == 1 else None
     hits: list[RetrievedMemory] = []
@@ -102,6 +118,8 @@ def retrieve(
             similarity = raise_similarity(
                 similarity, float(attrs["source"].get("speaker") == subject), ctx.speaker_weight
             )
+        if asked:
+            similarity = raise_similarity(similarity, _time_evidence(asked, attrs, ctx), ctx.time_weight)
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
         if node_id in uncomparable:
@@ -109,6 +127,8 @@ def retrieve(
         score = retrieval_score(similarity, relevance, weight)
         if score > ctx.min_score or node_id in uncomparable:
             hits.append(_as_retrieved(graph, node_id, similarity, relevance, score, "search"))
+    if use_time and ctx.day_weight > 0:
+        hits = _same_day_scores(graph, hits, ctx.day_weight)
     hits.sort(key=lambda m: -m.score)
     restating = _restatements(graph, hits)
     hits = [h for h in hits if h.id not in restating][:top_k]
@@ -142,19 +162,51 @@ def _candidates(
     ctx: PCMContext,
     pool: int,
     across_scripts: bool,
+    asked: tuple[tuple[datetime, datetime], ...] = (),
 ) -> tuple[dict[str, float], dict[str, float], set[str]]:
     """(cosine by memory, lexical evidence by memory, memories in the other script) of the `pool`
-    best dense and lexical matches; the other script's latest memories when the encoder cannot
-    compare across scripts and `across_scripts` asks for them (cosine 0)."""
+    best dense and lexical matches and the `pool` memories nearest the time the query names; the
+    other script's latest memories when the encoder cannot compare across scripts and
+    `across_scripts` asks for them (cosine 0)."""
     dense = dict(graph.dense_search(query_vector, pool))
     lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
-    missing = [i for i in lexical if i not in dense]
+    timed = graph.timed_search(asked, TIME_REACH * ctx.time_tolerance_days, pool) if asked else []
+    missing = [i for i in dict.fromkeys([*lexical, *timed]) if i not in dense]
     dense.update(graph.cosine(query_vector, missing))
     uncomparable: set[str] = set()
     if across_scripts and not ctx.encoder_multilingual:
         uncomparable = set(graph.latest_in_script(not has_cjk(query), pool))
         dense.update((i, 0.0) for i in uncomparable)
     return dense, lexical, uncomparable
+
+
+def _time_evidence(asked: tuple[tuple[datetime, datetime], ...], attrs: Mapping, ctx: PCMContext) -> float:
+    """e^(−d/τ) for the memory's time nearest the asked intervals (0 for a memory with no time)."""
+    distances = [d for d in (days_outside(t, asked) for t in memory_times(attrs)) if d is not None]
+    return time_match(min(distances), ctx.time_tolerance_days) if distances else 0.0
+
+
+def _same_day_scores(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], strength: float) -> list:
+    """Each hit's score raised by how strong the best hit of its day is (`same_day_score`): the
+    other pieces of a story told in one sitting come up with its best match. A day is the UTC
+    date a memory was said on; a memory with no time gains nothing."""
+    days = {}
+    for hit in hits:
+        times = memory_times(graph.attrs(hit.id))
+        days[hit.id] = times[0].date() if times else None
+    day_best: dict = {}
+    for hit in hits:
+        if days[hit.id] is not None:
+            day_best[days[hit.id]] = max(day_best.get(days[hit.id], 0.0), hit.score)
+    best = max((h.score for h in hits), default=0.0)
+    return [
+        hit
+        if days[hit.id] is None
+        else hit.model_copy(
+            update={"score": same_day_score(hit.score, same_day_evidence(day_best[days[hit.id]], best), strength)}
+        )
+        for hit in hits
+    ]
 
 
 def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) -> set[str]:

@@ -10,7 +10,15 @@ from comparison import numbers_within
 from typer.testing import CliRunner
 
 from evals.__main__ import app
-from evals.bench.scenarios import ScenarioRecord, _share, current_wins, load_scenarios, routing_metrics, standing_first
+from evals.bench.scenarios import (
+    SEARCH_ABLATIONS,
+    ScenarioRecord,
+    _share,
+    current_wins,
+    load_scenarios,
+    routing_metrics,
+    standing_first,
+)
 from evals.fit.calibration import fit_router, fit_thresholds, predict_router, save_calibration
 from evals.provenance import file_digest
 from pcm.config import PCMContext
@@ -207,7 +215,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     }
     assert results["scorers"]["routing-off"]["level_sources"] == {"routing-off": 3}
     high = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")
-    assert set(high["current_over_outdated_ablated"]) == {"no-intent", "no-weights", "no-expansion", "no-contests"}
+    assert set(high["current_over_outdated_ablated"]) == set(SEARCH_ABLATIONS)
     assert all(
         r["current_over_outdated_ablated"] is None for r in results["records"]["calibrated"] if r["id"] != "t-high"
     )
@@ -238,7 +246,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert "langsmith" not in results
     report = (out / "report.md").read_text()
     assert "| calibrated |" in report and "weights.png" in report and "| routing-off |" in report
-    assert "| routing | PCM | no-intent | no-weights | no-expansion | no-contests |" in report
+    assert "| routing | PCM | no-intent | no-weights | no-expansion | no-contests | no-time |" in report
     for image in ("s_eff.png", "weights.png"):
         assert (out / image).stat().st_size > 5000
 

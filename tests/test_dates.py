@@ -1,0 +1,94 @@
+"""Time as a key (`pcm.world.dates`): what a query asks about, what a memory is about, and search by it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from pcm.world.dates import BEFORE_DAYS, asked_time, days_outside, memory_times, named_days
+from pcm.world.graph_model import GraphModel
+
+
+def utc(*parts) -> datetime:
+    return datetime(*parts, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("What painting did Melanie show on October 13, 2023?", utc(2023, 10, 13), utc(2023, 10, 14)),
+        ("What did Gina find on 1 February, 2023?", utc(2023, 2, 1), utc(2023, 2, 2)),
+        ("What happened on the 3rd of March, 2024?", utc(2024, 3, 3), utc(2024, 3, 4)),
+        ("Anything on 2024-05-07?", utc(2024, 5, 7), utc(2024, 5, 8)),
+        ("我2023年10月13日去了哪里？", utc(2023, 10, 13), utc(2023, 10, 14)),
+        ("What did Mel paint in July 2023?", utc(2023, 7, 1), utc(2023, 8, 1)),
+        ("Back in Dec 2022, where did I live?", utc(2022, 12, 1), utc(2023, 1, 1)),
+        ("我2023年7月做了什么？", utc(2023, 7, 1), utc(2023, 8, 1)),
+        (
+            "What did Maria do last weekend before April 10, 2023?",
+            utc(2023, 4, 11) - timedelta(days=BEFORE_DAYS + 1),
+            utc(2023, 4, 11),
+        ),
+    ],
+)
+def test_a_query_naming_a_day_or_month_asks_about_that_time(query, start, end):
+    assert asked_time(query).intervals == ((start, end),)
+
+
+def test_a_month_without_a_year_is_that_month_of_every_year_and_a_year_alone_is_nothing():
+    window = asked_time("When did Melanie go camping in June?")
+    assert window.month == 6 and window.over_years(range(2022, 2024)) == (
+        (utc(2022, 6, 1), utc(2022, 7, 1)),
+        (utc(2023, 6, 1), utc(2023, 7, 1)),
+    )
+    assert asked_time("我6月去了哪里？").month == 6
+    for query in ("Where did I travel in 2023?", "It may rain tomorrow.", "I have 3 cats.", "我养了3个月的猫"):
+        assert asked_time(query) is None, query
+    assert asked_time("Was it on February 30, 2023?") is None  # no such day
+
+
+def test_a_memory_is_about_when_it_was_said_and_the_days_it_names():
+    attrs = {
+        "content": "The wedding is on 12 August 2024, and the rehearsal on 2024-08-10.",
+        "created_at": "2024-06-02T09:00:00+00:00",
+        "source": {"session_time": "2024-06-01T18:30:00+00:00"},
+    }
+    assert memory_times(attrs) == [utc(2024, 6, 1, 18, 30), utc(2024, 8, 12), utc(2024, 8, 10)]
+    assert memory_times({"content": "no time", "created_at": "2024-06-02T09:00:00"}) == [utc(2024, 6, 2, 9)]
+    assert named_days("nothing dated here") == []
+    assert days_outside(utc(2024, 6, 3), [(utc(2024, 6, 1), utc(2024, 6, 2))]) == pytest.approx(1.0)
+    assert days_outside(utc(2024, 6, 1, 12), [(utc(2024, 6, 1), utc(2024, 6, 2))]) == 0.0
+    assert days_outside(utc(2024, 6, 1), []) is None
+
+
+def test_the_time_index_follows_inserts_and_undos():
+    model = GraphModel(dormant_floor=0.05)
+
+    def row(node_id, order, when, content="x"):
+        attrs = {"type": "fact", "weight": 0.8, "content": content, "created_at": when, "source": {}}
+        return node_id, order, attrs, []
+
+    model.insert([row("a", 0, "2023-05-01T10:00:00+00:00"), row("b", 1, "2023-07-02T10:00:00+00:00", "on 4 July 2023")])
+    assert [i for _, i in model.timed_between(utc(2023, 7, 1), utc(2023, 8, 1))] == ["b", "b"]
+    assert list(model.years()) == [2023]
+    model.undo(("node", "b"), {"b": (1, [])})
+    assert model.timed_between(utc(2023, 7, 1), utc(2023, 8, 1)) == [] and len(model.times) == 1
+
+
+def test_search_finds_what_was_said_on_the_day_a_query_names(pcm):
+    said = [
+        ("2023-10-13T19:00:00+00:00", "We finally finished the mural in the community centre."),
+        ("2023-10-20T19:00:00+00:00", "My sister visited and we baked bread together."),
+        ("2023-11-02T19:00:00+00:00", "I started reading a novel about lighthouses."),
+    ]
+    for when, text in said:
+        pcm.process(text, user_id="t", timestamp=when)
+    query = "What did I do on 13 October, 2023?"
+    found = pcm.search(query, user_id="t", top_k=1)
+    assert "mural" in found[0].content
+    untimed = pcm.search(query, user_id="t", top_k=3, use_time=False)
+    timed = pcm.search(query, user_id="t", top_k=3)
+    mural = next(m for m in timed if "mural" in m.content)
+    assert mural.similarity > next(m for m in untimed if "mural" in m.content).similarity
+    assert pcm.search("What did I do in November 2023?", user_id="t", top_k=1)[0].content.startswith("I started")

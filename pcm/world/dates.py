@@ -85,12 +85,17 @@ def named_days(text: str) -> list[datetime]:
 
 
 def memory_times(attrs: Mapping) -> list[datetime]:
-    """When a stored memory is about (its stored attributes): its session time (else when it was
-    written), then the days its text names."""
+    """When a stored memory is about (its stored attributes): when it was said, then the days its
+    text names."""
+    said = said_at(attrs)
+    return ([said] if said else []) + named_days(str(attrs.get("content", "")))
+
+
+def said_at(attrs: Mapping) -> datetime | None:
+    """When a stored memory was said: its session time, else when it was written (None: unknown)."""
     source = attrs.get("source") or {}
     said = source.get("session_time") or attrs.get("created_at")
-    times = [_as_utc(said)] if said else []
-    return times + named_days(str(attrs.get("content", "")))
+    return _as_utc(said) if said else None
 
 
 def days_outside(moment: datetime, intervals: Iterable[tuple[datetime, datetime]]) -> float | None:

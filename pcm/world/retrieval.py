@@ -49,7 +49,7 @@ from pcm.formulas import (
     time_match,
 )
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
-from pcm.world.dates import asked_time, days_outside, memory_times
+from pcm.world.dates import asked_time, days_outside, memory_times, said_at
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import standing_supersessions
 from pcm.world.text import has_cjk, speakers_named
@@ -108,7 +108,7 @@ def retrieve(
     dense, lexical, uncomparable = _candidates(graph, query, query_vector, ctx, pool, across_scripts, asked)
     named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
     subject = named[0] if len(named) == 1 else None
-    hits: list[RetrievedMemory] = []
+    scored: list[tuple[str, float, float, float]] = []  # (id, sim, P(d|I), score)
     for node_id, cosine in dense.items():
         if node_id in exclude:
             continue
@@ -126,10 +126,10 @@ def retrieve(
             similarity = max(similarity, ctx.min_score)
         score = retrieval_score(similarity, relevance, weight)
         if score > ctx.min_score or node_id in uncomparable:
-            hits.append(_as_retrieved(graph, node_id, similarity, relevance, score, "search"))
+            scored.append((node_id, similarity, relevance, score))
     if use_time and ctx.day_weight > 0:
-        hits = _same_day_scores(graph, hits, ctx.day_weight)
-    hits.sort(key=lambda m: -m.score)
+        scored = _same_day_scores(graph, scored, ctx.day_weight)
+    hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
     restating = _restatements(graph, hits)
     hits = [h for h in hits if h.id not in restating][:top_k]
     if expand:
@@ -186,26 +186,31 @@ def _time_evidence(asked: tuple[tuple[datetime, datetime], ...], attrs: Mapping,
     return time_match(min(distances), ctx.time_tolerance_days) if distances else 0.0
 
 
-def _same_day_scores(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory], strength: float) -> list:
-    """Each hit's score raised by how strong the best hit of its day is (`same_day_score`): the
-    other pieces of a story told in one sitting come up with its best match. A day is the UTC
-    date a memory was said on; a memory with no time gains nothing."""
+def _same_day_scores(
+    graph: WeightedKnowledgeGraph, scored: list[tuple[str, float, float, float]], strength: float
+) -> list[tuple[str, float, float, float]]:
+    """Each (id, sim, P(d|I), score) with its score raised by how strong the best hit of its day is
+    (`same_day_score`): the other pieces of a story told in one sitting come up with its best
+    match. A day is the UTC date a memory was said on; a memory with no time gains nothing."""
     days = {}
-    for hit in hits:
-        times = memory_times(graph.attrs(hit.id))
-        days[hit.id] = times[0].date() if times else None
+    for node_id, *_ in scored:
+        said = said_at(graph.attrs(node_id))
+        days[node_id] = said.date() if said else None
     day_best: dict = {}
-    for hit in hits:
-        if days[hit.id] is not None:
-            day_best[days[hit.id]] = max(day_best.get(days[hit.id], 0.0), hit.score)
-    best = max((h.score for h in hits), default=0.0)
+    for node_id, _, _, score in scored:
+        if days[node_id] is not None:
+            day_best[days[node_id]] = max(day_best.get(days[node_id], 0.0), score)
+    best = max((hit[3] for hit in scored), default=0.0)
     return [
-        hit
-        if days[hit.id] is None
-        else hit.model_copy(
-            update={"score": same_day_score(hit.score, same_day_evidence(day_best[days[hit.id]], best), strength)}
+        (node_id, similarity, relevance, score)
+        if days[node_id] is None
+        else (
+            node_id,
+            similarity,
+            relevance,
+            same_day_score(score, same_day_evidence(day_best[days[node_id]], best), strength),
         )
-        for hit in hits
+        for node_id, similarity, relevance, score in scored
     ]
 
 

@@ -12,11 +12,11 @@ micro-averaged precision, recall and F1, overall and per language, for the entit
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 from evals.bench.metrics import precision_recall_f1
+from evals.jsonl import numbered_records
 from pcm.datasets.locomo import load_locomo
 from pcm.world.names import KnownName, entity_key, known_names, named_entities
 from pcm.world.text import extract_entities
@@ -31,13 +31,7 @@ EXTRACTORS: dict[str, Callable[[str, KnownName], list[str]]] = {
 def load_entity_items(path: str | Path) -> list[dict]:
     """Read a labelled entity JSONL file; a malformed line is an error naming it."""
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: not JSON ({error})") from error
+    for number, row in numbered_records(path):
         if any(k not in row for k in REQUIRED) or not all("name" in e for e in row["entities"]):
             raise ValueError(f"{path}:{number}: needs {', '.join(REQUIRED)}, each entity with a name")
         rows.append(row)

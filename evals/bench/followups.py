@@ -18,7 +18,6 @@ process, each in its own temporary memory on the fixed replay clock, with the de
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
 from evals.bench.scenarios import current_wins, dense_baseline_contents, replay_moment, standing_first
+from evals.jsonl import numbered_records
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.services import Services
@@ -39,13 +39,7 @@ REQUIRED = ("id", "kind", "history", "probe", "followups", "query", "current")
 def load_followups(path: str | Path) -> list[dict]:
     """Read a follow-up JSONL file; a malformed line is an error naming it."""
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: not JSON ({error})") from error
+    for number, row in numbered_records(path):
         missing = [k for k in REQUIRED if k not in row]
         if missing or row["kind"] not in KINDS or (row["kind"] == "revision" and not row.get("outdated")):
             raise ValueError(

@@ -52,6 +52,7 @@ class GraphModel:
         self.order.update((node_id, order) for node_id, order, _, _ in rows)
         self.next_order = max(self.next_order, max(order for _, order, _, _ in rows) + 1)
         by_type, floor = self.by_type, self.dormant_floor
+        timed: list[tuple[float, str]] = []
         for node_id, _, attrs, _ in rows:
             kind = attrs["type"]
             by_type[kind][node_id] = None
@@ -62,8 +63,8 @@ class GraphModel:
                 speaker = (attrs.get("source") or {}).get("speaker")
                 if speaker:
                     self.speakers[speaker] += 1
-                for moment in memory_times(attrs):
-                    bisect.insort(self.times, (moment.timestamp(), node_id))
+                timed.extend((moment.timestamp(), node_id) for moment in memory_times(attrs))
+        self._index_times(timed)
         split = [(node_id, split_words(words)) for node_id, _, _, words in rows if words]
         self.lexical.extend([(node_id, own) for node_id, (own, _) in split])
         self.context_lexical.extend([(node_id, context) for node_id, (_, context) in split])
@@ -115,6 +116,16 @@ class GraphModel:
             else:
                 self.graph.edges[source, target].clear()
                 self.graph.edges[source, target].update(previous)
+
+    def _index_times(self, timed: list[tuple[float, str]]) -> None:
+        """Add entries to the sorted time index: one by one for a turn's few, appended and sorted
+        once for a load (inserting 100k entries one by one is quadratic)."""
+        if len(timed) <= 64:
+            for entry in timed:
+                bisect.insort(self.times, entry)
+            return
+        self.times.extend(timed)
+        self.times.sort()
 
     def timed_between(self, start: datetime, end: datetime) -> list[tuple[float, str]]:
         """(POSIX seconds, id) of the time index's entries in [start, end), oldest first."""

@@ -71,6 +71,9 @@ def scenarios(
         help="also measure each signal's contribution to the calibrated router",
     ),
     default_scorer: Optional[str] = typer.Option(None, help="the scorer the system uses (default: config)"),
+    queries: Optional[Path] = typer.Option(
+        None, help="translated queries (JSONL file, id, query): ask in the other language (cross-lingual check)"
+    ),
     workers: int = WORKERS,
 ) -> None:
     """Routing accuracy, macro-F1, current-over-outdated (per language), supersession and false alarms
@@ -82,6 +85,7 @@ def scenarios(
         routing_metrics,
         run_scenarios,
         scenario_files,
+        translated_queries,
     )
     from evals.fit.calibration import signal_contributions
     from evals.provenance import file_digest
@@ -91,6 +95,8 @@ def scenarios(
 
     _setup_logging()
     rows = load_scenarios(data)
+    if queries is not None:
+        rows = translated_queries(rows, data, queries)
     base = load_context(calibration_file=str(calibration) if calibration else None)
     fitted = load_calibration(base.calibration_path)
     fitted_on = fitted.get("fitted_on")
@@ -100,6 +106,7 @@ def scenarios(
     results: dict = {
         "data": str(data),
         "scenarios": len(rows),
+        "queries": str(queries) if queries else None,
         "calibration": str(base.calibration_path),
         "calibration_fitted_on": fitted_on,
         "default_scorer": default_scorer or base.scorer,

@@ -185,7 +185,15 @@ class PCM:
                 use_contests=use_contests,
                 use_time=use_time,
                 across_scripts=True,
+                multilingual=self._cross_script_encoder(),
             )
+
+    def _cross_script_encoder(self):
+        """What search compares a query with memories in the other script by: the multilingual
+        encoder, loaded on first use (`cross_script_multilingual` off: nothing, sim unknown)."""
+        if not self.ctx.cross_script_multilingual:
+            return None
+        return lambda: self.services.multilingual_encoder
 
     def history(self, user_id: str, node_id: str) -> list[MemoryChange]:
         return self.memory(user_id).history(node_id)

@@ -71,7 +71,8 @@ MAX_TOP_K = 1000
 #: the settings that are shares or weights in [0, 1]
 SHARES = tuple(
     "eta surprise_lambda hybrid_alpha dormant_floor correction_weight intent_smoothing llm_intent_confidence "
-    "context_weight speaker_weight lexical_weight time_weight day_weight observation_weight request_weight".split()
+    "context_weight speaker_weight lexical_weight time_weight day_weight entity_weight observation_weight "
+    "request_weight".split()
 )
 
 
@@ -109,8 +110,7 @@ class PCMContext:
     level_prior_iterations: int = 100
     surprise_model: str = ""
     surprise_model_file: str = ""
-    # where the bundled GGUF is kept once converted to a plain folder (loads in ~1 s, not ~10 s);
-    # empty: $XDG_CACHE_HOME/pcm/models, else ~/.cache/pcm/models
+    # the converted bundled GGUF's folder (loads in ~1 s, not ~10 s); "": $XDG_CACHE_HOME or ~/.cache, /pcm/models
     model_cache: str = ""
     calibration_file: str = ""
     relation_model_file: str = ""
@@ -129,6 +129,8 @@ class PCMContext:
     time_tolerance_days: float = 7.0
     # β: a memory said on the day of a strong match rises, Score' = Score·(1 + β·s_day/s_max) (dev LoCoMo; 0: off)
     day_weight: float = 0.5
+    # β_e: a memory naming an entity that a stronger match names is pulled toward it (`shared_entity_score`)
+    entity_weight: float = 1.0
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
@@ -149,6 +151,8 @@ class PCMContext:
     # whether the embedding model compares texts across scripts (all-MiniLM-L6-v2 does not: search then
     # ranks the other script's memories by P(d|I)·w, `pcm.world.retrieval`); true for a multilingual one
     encoder_multilingual: bool = False
+    # search compares a query with memories in the other script by `multilingual_model` (off: sim unknown)
+    cross_script_multilingual: bool = False
     multilingual_model: str = ""  # USE v3 folder (sp.model, weights.npz) for the relation model; "": the package's
 
     # ---- evolution (layer 3)

@@ -85,14 +85,20 @@ def same_day_score(score: float, evidence: float, strength: float) -> float:
     return score * (1.0 + strength * evidence)
 
 
+def shared_entity_score(score: float, source_score: float, mentions: int, memories: int, strength: float) -> float:
+    """Score' = Score + β_e·ι_e·(S_e − Score)⁺, ι_e = log(N/n_e)/log N: a memory naming an entity e
+    that a stronger match (S_e) names too is pulled toward it, never past it, by β_e = `entity_weight`
+    times e's specificity (n_e of the N memories name e; a name in all links nothing)."""
+    specificity = math.log(memories / max(mentions, 1)) / math.log(memories) if memories > 1 else 0.0
+    return score + strength * min(1.0, max(0.0, specificity)) * max(0.0, source_score - score)
+
+
 def retrieval_entropy(scores: Sequence[float]) -> float:
     """Normalised retrieval entropy H(C) ∈ [0, 1] (spec §4.2).
 
     ŝ = s / Σs over the retrieved context C, H(C) = −Σ ŝ log ŝ / log |C|.
-    Dividing by log |C| (the entropy of a uniform C) keeps λ·H(C) ≤ λ whatever k is.
-    A single memory is a certain retrieval (H = 0); an empty retrieval is total
-    ignorance (H = 1).
-    """
+    Dividing by log |C| keeps λ·H(C) ≤ λ whatever k is. A single memory is a certain retrieval
+    (H = 0); an empty one is total ignorance (H = 1)."""
     positive = [s for s in scores if s > 0]
     if not positive:
         return 1.0
@@ -349,13 +355,10 @@ def pair_level(
         low     else if max_m P(consistent | m, u) ≥ τ_l
         medium  otherwise (nothing retrieved is contradicted or confirmed: the input is new).
 
-    `contradiction` and `consistent` are the maxima over the judged memories m. `cue_high` is the
-    cue router's P(high) (the calibrated cheap router over change cues and similarities): it
-    catches explicit revisions whose subject the encoder does not relate to the memory ("quit
-    programming" against "Python backend developer", cosine 0.27), unless the relation model
-    finds the input confirmed. τ_c, τ_l and τ_cue are chosen on the dev scenario files by
-    `python -m evals fit-relation` (τ_cue > 1 switches the cue path off).
-    """
+    `contradiction` and `consistent` are maxima over the judged memories m; `cue_high`, the cue
+    router's P(high), catches explicit revisions the encoder does not relate to the memory ("quit
+    programming" against "Python backend developer") unless the relation model finds the input
+    confirmed. τ_c, τ_l, τ_cue: fitted on dev files by `evals fit-relation` (τ_cue > 1: no cue path)."""
     if contradiction >= tau_contradiction or (cue_high >= tau_cue and consistent < tau_consistent):
         return "high"
     if consistent >= tau_consistent:
@@ -374,14 +377,11 @@ def adapted_level_prior(
     `pseudo_turns` pseudo-turns, with p̂(c|x_t) ∝ p(c|x_t)·π̂(c) the router's class-balanced
     posterior re-weighted by the current estimate.
 
-    The router is fitted on balanced scenarios (a third of each level), but in a real
-    conversation revisions are rare: under label shift the posterior must be re-weighted by
-    π'(c)/π(c) (Saerens et al. 2002). Starting from the uniform π̂, one step is the mean
-    posterior; `iterations` > 1 repeats the step (EM for the Dirichlet-smoothed, i.e. MAP,
-    estimate of the shares), stopping early once π̂ moves by less than 1e-6. One step keeps the
-    estimate at the router's average evidence, which its false alarms on chat inflate; EM lets
-    routine turns lower the share of revisions further, while the n₀ pseudo-turns bound it below
-    (π̂(c) ≥ n₀·π₀(c)/(n₀ + N)) and keep a new user (N ≪ n₀) at the base prior."""
+    The router is fitted on balanced scenarios, but in real use revisions are rare: under label
+    shift the posterior is re-weighted by π'(c)/π(c) (Saerens et al. 2002). From the uniform π̂,
+    one step is the mean posterior; `iterations` > 1 repeats it (EM for the MAP estimate), until π̂
+    moves by less than 1e-6. The n₀ pseudo-turns bound π̂(c) ≥ n₀·π₀(c)/(n₀ + N) and keep a new user
+    (N ≪ n₀) at the base prior."""
     base = np.asarray(base_prior, dtype=float)
     base = base / base.sum()
     if not posteriors:

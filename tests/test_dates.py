@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from test_world_model import fact
 
 from pcm.world.dates import BEFORE_DAYS, asked_time, days_outside, memory_times, named_days
 from pcm.world.graph_model import GraphModel
@@ -92,3 +93,32 @@ def test_search_finds_what_was_said_on_the_day_a_query_names(pcm):
     mural = next(m for m in timed if "mural" in m.content)
     assert mural.similarity > next(m for m in untimed if "mural" in m.content).similarity
     assert pcm.search("What did I do in November 2023?", user_id="t", top_k=1)[0].content.startswith("I started")
+
+
+def test_timed_search_gives_the_newest_inside_first_then_the_nearest_outside(pcm):
+    """A month asked of every year can hold most of a large memory: the newest n inside it are
+    chosen without sorting them all, then those just outside by distance."""
+    memory = pcm.memory("timed", create=True)
+    said = {
+        "june-2022": utc(2022, 6, 10),
+        "june-2023-early": utc(2023, 6, 2),
+        "june-2023-late": utc(2023, 6, 20),
+        "july-2-2023": utc(2023, 7, 2),
+        "july-20-2023": utc(2023, 7, 20),
+    }
+    ids = {}
+    for name, moment in said.items():
+        node = fact(f"note {name}", moment=moment)
+        memory.add_node(node, reason="t", agent="t")
+        ids[node.id] = name
+    memory.save()
+    junes = [(utc(year, 6, 1), utc(year, 7, 1)) for year in (2022, 2023)]
+    assert [ids[i] for i in memory.timed_search(junes, 21, 10)] == [
+        "june-2023-late",
+        "june-2023-early",
+        "june-2022",
+        "july-2-2023",  # a day after June: the nearest outside
+        "july-20-2023",
+    ]
+    assert "july-20-2023" not in [ids[i] for i in memory.timed_search(junes, 7, 10)]  # beyond the reach
+    assert [ids[i] for i in memory.timed_search(junes, 21, 2)] == ["june-2023-late", "june-2023-early"]

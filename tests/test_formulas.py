@@ -306,6 +306,16 @@ def test_same_day_evidence_is_the_days_best_match_against_the_querys_best():
     assert f.same_day_evidence(0.3, 0.0) == 0.0
 
 
+def test_shared_entity_score_pulls_toward_a_stronger_match_never_past_it():
+    # ι_e = log(100/10)/log(100) = 0.5: half of β_e·(S_e − Score)
+    assert f.shared_entity_score(0.2, 0.6, 10, 100, 1.0) == pytest.approx(0.2 + 0.5 * 0.4)
+    assert f.shared_entity_score(0.2, 0.6, 10, 100, 0.5) == pytest.approx(0.2 + 0.25 * 0.4)
+    assert f.shared_entity_score(0.2, 0.6, 1, 100, 1.0) == pytest.approx(0.6)  # a name only they share
+    assert f.shared_entity_score(0.2, 0.6, 100, 100, 1.0) == pytest.approx(0.2)  # a name in every memory
+    assert f.shared_entity_score(0.7, 0.6, 1, 100, 1.0) == 0.7  # a weaker match pulls nothing
+    assert f.shared_entity_score(0.2, 0.6, 1, 1, 1.0) == 0.2  # one memory: no specificity
+
+
 def test_same_day_score_scales_the_score_by_the_days_evidence():
     assert f.same_day_score(0.4, 1.0, 0.5) == pytest.approx(0.6)
     assert f.same_day_score(0.4, 0.5, 0.5) == pytest.approx(0.5)

@@ -9,10 +9,12 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from pcm.models import MemoryEdge, MemoryNode, NodeType
+from pcm.api import PCM
+from pcm.models import MemoryEdge, MemoryNode, MemorySource, NodeType
 from pcm.services import Services
 from pcm.world.knowledge_graph import atomic_write_text, user_key
 from pcm.world.retrieval import retrieve
+from pcm.world.story import shared_entity_scores
 
 
 @pytest.fixture
@@ -312,6 +314,86 @@ def test_search_ranks_memories_the_english_only_encoder_cannot_compare_by_intent
     chinese = "梅住在哪里？"
     back = [m.id for m in retrieve(graph, chinese, services.embedder.encode_one(chinese), ctx, across_scripts=True)]
     assert english.id in back  # and the other way round
+
+
+def test_a_memory_naming_the_entity_of_a_stronger_hit_is_pulled_toward_it_never_past_it(services, ctx):
+    """Expansion inside the ranking: one hop along `mentions` through a named entity (not a speaker)."""
+    graph = services.store.open("caroline")
+    spoken = MemorySource(speaker="Caroline")
+    strong, weak, other, chat = (
+        fact("We hiked to Fox Hollow and camped there", source=spoken),
+        fact("The trail up to Fox Hollow was muddy", source=spoken),
+        fact("I painted a sunset last weekend", source=spoken),
+        fact("Caroline said the weather was nice", source=spoken),
+    )
+    place, speaker = fact("Fox Hollow", node_type=NodeType.ENTITY), fact("Caroline", node_type=NodeType.ENTITY)
+    for node in (strong, weak, other, chat, place, speaker):
+        graph.add_node(node, reason="t", agent="t")
+    for source, target in ((strong, place), (weak, place), (strong, speaker), (chat, speaker)):
+        graph.add_edge(MemoryEdge(source=source.id, target=target.id, relation="mentions", weight=0.6))
+    graph.save()
+    scored = [
+        (strong.id, 0.6, 1.0, 0.6),
+        (other.id, 0.3, 1.0, 0.3),
+        (chat.id, 0.25, 1.0, 0.25),
+        (weak.id, 0.2, 1.0, 0.2),
+    ]
+    pulled = dict((i, score) for i, _, _, score in shared_entity_scores(graph, scored, 1.0))
+    # ι = log(6/2)/log(6): two of the six nodes name Fox Hollow
+    assert pulled[weak.id] == pytest.approx(0.2 + np.log(3) / np.log(6) * 0.4)
+    assert pulled[strong.id] > pulled[weak.id] > pulled[other.id] == 0.3
+    assert pulled[chat.id] == 0.25  # a speaker's name links nothing
+    assert shared_entity_scores(graph, scored, 0.0) == scored
+
+
+def test_search_compares_across_scripts_with_the_multilingual_encoder(services, ctx):
+    """Given the multilingual encoder, an English question is compared with Chinese memories by its
+    cosine there (not ranked as unknown), so what they say decides, and the reverse; the encoder is
+    loaded only when a memory in the other script is among the candidates."""
+    graph = services.store.open("lin")
+    moved = fact("我上个月搬到广州了，新家离公司很近。", weight=0.6, domain="Life")
+    frontend = fact("我们前端一直用 Vue 2 开发。", weight=0.9, domain="Life")
+    for node in (moved, frontend):
+        graph.add_node(node, reason="t", agent="t")
+    graph.save()
+    loads = []
+
+    def multilingual():
+        loads.append(1)
+        return services.multilingual_encoder
+
+    query = "Which city did Lin move to?"
+    vector = services.embedder.encode_one(query)
+    unknown = retrieve(graph, query, vector, ctx, intent={"Life": 1.0}, across_scripts=True)
+    assert [m.id for m in unknown][0] == frontend.id  # by P(d|I)·w alone: the heavier memory first
+    found = retrieve(graph, query, vector, ctx, intent={"Life": 1.0}, across_scripts=True, multilingual=multilingual)
+    assert [m.id for m in found][0] == moved.id
+    assert found[0].similarity > found[1].similarity > 0
+    english = services.store.open("li")
+    english.add_node(fact("Li moved to Guangzhou last month", domain="Life"), reason="t", agent="t")
+    english.add_node(fact("Our frontend is written in Vue 2", weight=0.9, domain="Life"), reason="t", agent="t")
+    english.save()
+    chinese = "李搬到了哪个城市？"
+    back = retrieve(
+        english, chinese, services.embedder.encode_one(chinese), ctx, across_scripts=True, multilingual=multilingual
+    )
+    assert "Guangzhou" in back[0].content
+    loads.clear()
+    where = "Where did Li move?"
+    retrieve(english, where, services.embedder.encode_one(where), ctx, across_scripts=True, multilingual=multilingual)
+    assert loads == []  # nothing in the other script: the encoder is not needed
+
+
+def test_search_uses_the_multilingual_encoder_across_scripts_only_when_configured(services, ctx):
+    graph = services.store.open("wen")
+    graph.add_node(fact("我上个月搬到广州了。", domain="Life"), reason="t", agent="t")
+    graph.save()
+    query = "Which city did Wen move to?"
+    for setting, unknown in ((False, True), (True, False)):
+        found = PCM(ctx.replace(cross_script_multilingual=setting), services).search(
+            query, user_id="wen", use_intent=False
+        )
+        assert (found[0].similarity == ctx.min_score) is unknown
 
 
 def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(services, ctx):

@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
 from evals.bench.processes import refuse_given_chat_model, results_in_processes
+from evals.jsonl import numbered_records
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
@@ -65,6 +66,26 @@ def _read_scenario_file(path: Path) -> list[dict]:
             raise ValueError(f"{path}:{number}: bad scenario (missing {missing} or unknown level)")
         rows.append(row)
     return rows
+
+
+def translated_queries(rows: list[dict], data: str | Path, queries: str | Path) -> list[dict]:
+    """The scenarios with each query replaced by its translation in `queries` (JSONL of {"file",
+    "id", "query"}, `file` the scenario file's name): the cross-lingual check asks about memories in
+    one language in the other. A scenario without a translation keeps its query; a translation of
+    no scenario in `data` is an error (a mismatched file would measure nothing)."""
+    names = {f.name for f in scenario_files(data)}
+    wanted: dict[str, str] = {}
+    for number, record in numbered_records(queries):
+        if not {"file", "id", "query"} <= set(record) or not str(record["query"]).strip():
+            raise ValueError(f"{queries}:{number}: a translation needs file, id and a non-empty query")
+        if record["file"] in names:
+            wanted[record["id"]] = record["query"]
+    unknown = set(wanted) - {row["id"] for row in rows}
+    if unknown:
+        raise ValueError(f"{queries}: translations of scenarios not in {data}: {sorted(unknown)[:5]}")
+    if not wanted:
+        raise ValueError(f"{queries}: no translation for a scenario of {data}")
+    return [{**row, "query": wanted.get(row["id"], row["query"]), "translated": row["id"] in wanted} for row in rows]
 
 
 def _rank_of(contents: list[str], needle: str | None) -> int | None:

@@ -112,5 +112,6 @@ def retrieve_masked(state: PCMState, ctx: PCMContext, services: Services) -> dic
         intent=state["intent"]["distribution"],
         expand=True,
         use_time=False,  # as in retrieve_initial: what the turn revises or confirms
+        follow_entities=False,
     )
     return {"retrieved": dump(found)}

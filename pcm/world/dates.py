@@ -32,6 +32,8 @@ _MONTH_ALONE = re.compile(
     rf"\b(?:in|during|since|until|early|late|mid|mid-|of|last|this|next)\s+{_MONTH}\b(?![\s,]*\d)", re.IGNORECASE
 )
 _ZH_MONTH_ALONE = re.compile(r"(?<![\d年])(\d{1,2})月份?(?![\d日号])")
+#: every full date above names a year: a text without one needs no other pattern (a cheap first look)
+_ANY_YEAR = re.compile(r"(?:19|20)\d\d")
 _BEFORE = re.compile(r"\bbefore\b|之前|以前")
 #: how far back "before <day>" reaches
 BEFORE_DAYS = 10
@@ -75,6 +77,8 @@ def asked_time(text: str) -> TimeWindow | None:
 
 def named_days(text: str) -> list[datetime]:
     """The full dates (day, month and year) `text` names, at midnight UTC, in order."""
+    if not _ANY_YEAR.search(text):
+        return []
     found = []
     for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy"), (_ISO_DAY, "ymd"), (_ZH_DAY, "ymd")):
         for match in pattern.finditer(text):

@@ -9,6 +9,7 @@ model (`pcm.world.graph_model`).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
@@ -125,17 +126,26 @@ class GraphSearch:
         at most `reach_days` outside them: the nearest first, the newest among equals."""
         model = self.memory.model
         reach = timedelta(days=reach_days)
-        distance: dict[str, float] = {}
+        inside: dict[str, None] = {}
+        outside: dict[str, float] = {}
         with self.memory.lock:
+            dormant = () if include_dormant else model.dormant
             for start, end in intervals:
+                inside.update((i, None) for _, i in model.timed_between(start, end) if i not in dormant)
                 low, high = start.timestamp(), end.timestamp()
-                for seconds, node_id in model.timed_between(start - reach, end + reach):
-                    if not include_dormant and node_id in model.dormant:
-                        continue
-                    outside = max(0.0, low - seconds, seconds - high)
-                    distance[node_id] = min(distance.get(node_id, outside), outside)
+                near = [*model.timed_between(start - reach, start), *model.timed_between(end, end + reach)]
+                for seconds, node_id in near:
+                    if node_id not in dormant:
+                        gap = max(low - seconds, seconds - high)  # seconds outside the interval
+                        outside[node_id] = min(outside.get(node_id, gap), gap)
             order = model.order
-            return sorted(distance, key=lambda i: (distance[i], -order.get(i, 0)))[:n]
+            # a month asked of every year can hold most of a large memory: pick the newest n of
+            # those inside without sorting them all
+            chosen = heapq.nlargest(n, inside, key=order.__getitem__)
+            if len(chosen) < n:
+                rest = (i for i in outside if i not in inside)
+                chosen += sorted(rest, key=lambda i: (outside[i], -order[i]))[: n - len(chosen)]
+            return chosen
 
     def cosine(self, query_vector: np.ndarray, node_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given memories (vectors read from the index)."""

@@ -18,14 +18,19 @@ from the vector, the lexical and the time index, so a memory that shares a rare 
 or was said on the day it asks about, is found even when its embedding is far away. Last, a
 memory said on the same day as a strong match rises with it, Score' = Score·(1 + β·s_day/s_max)
 (`pcm.formulas.same_day_score`, β = `day_weight`): the pieces of one story told in one sitting.
+And expansion follows `mentions` edges one hop inside the ranking: a memory naming an entity (not
+a speaker) that a stronger match names is pulled toward that match, never past it, Score' = Score +
+β_e·ι_e·(S_e − Score) (`shared_entity_score`, ι_e how few memories name e); the other 1-hop
+neighbours of the top k come after it.
 
 An English-only encoder cannot compare an English query with a Chinese memory (cosine ≈ 0 whatever
 they say), so with `encoder_multilingual` off, `across_scripts` search also scores the latest memories
 written in the other script with cosine taken as 0 (their lexical evidence still counts) and keeps
 them even below δ: their sim is unknown, not low. They rank after every memory the encoder could
 compare, ordered by P(d|I)·w, so the current fact of a Chinese conversation still outranks the one
-it superseded when an agent asks in English. The evolution step does not use this: a memory of
-unknown relevance is no evidence for routing or for what a turn confirms or contradicts.
+it superseded when an agent asks in English. Given the multilingual encoder (`multilingual`), their
+cosine is its cosine instead. The evolution step does not use this: a memory of unknown relevance
+is no evidence for routing or for what a turn confirms or contradicts.
 """
 
 from __future__ import annotations
@@ -43,14 +48,14 @@ from pcm.formulas import (
     intent_relevance,
     raise_similarity,
     retrieval_score,
-    same_day_evidence,
-    same_day_score,
     smooth_distribution,
     time_match,
 )
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
-from pcm.world.dates import asked_time, days_outside, memory_times, said_at
+from pcm.world.dates import asked_time, days_outside, memory_times
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+from pcm.world.representation import index_vectors
+from pcm.world.story import story_scores
 from pcm.world.supersession import standing_supersessions
 from pcm.world.text import has_cjk, speakers_named
 
@@ -92,11 +97,15 @@ def retrieve(
     exclude: set[str] | None = None,
     across_scripts: bool = False,
     use_time: bool = True,
+    multilingual=None,
+    follow_entities: bool = True,
 ) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
     which), except that a superseded memory comes right after its successor; empty memory gives
     an empty list. `across_scripts`: also the memories the encoder cannot compare with the query
-    (module docstring); `use_time` off: the ablation without the time key."""
+    (module docstring), compared by the encoder `multilingual()` returns when it is given;
+    `use_time` off: the ablation without the time key; `expand` off: without expansion, either
+    kind (`follow_entities` off: without the pull along shared entities only)."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     intent = _smoothed_intent(graph, intent, ctx)
@@ -105,10 +114,37 @@ def retrieve(
     pool = max(4 * top_k, 40)
     window = asked_time(query) if use_time and ctx.time_weight > 0 else None
     asked = window.over_years(graph.years()) if window is not None else ()
-    dense, lexical, uncomparable = _candidates(graph, query, query_vector, ctx, pool, across_scripts, asked)
+    dense, lexical, uncomparable = _candidates(
+        graph, query, query_vector, ctx, pool, across_scripts, asked, multilingual
+    )
+    scored = _scored(graph, query, (dense, lexical, uncomparable), intent, ctx, asked, use_weights, exclude)
+    scored = story_scores(graph, scored, ctx, same_day=use_time, shared_entities=expand and follow_entities)
+    hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
+    restating = _restatements(graph, hits)
+    hits = [h for h in hits if h.id not in restating][:top_k]
+    if expand:
+        # direct evidence keeps its places; what expansion adds comes after it
+        hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
+        hits = _successors_first(graph, hits, ctx, intent, exclude, use_contests)
+    return hits
+
+
+def _scored(
+    graph: WeightedKnowledgeGraph,
+    query: str,
+    candidates: tuple[dict[str, float], dict[str, float], set[str]],
+    intent: Mapping[str, float] | None,
+    ctx: PCMContext,
+    asked: tuple[tuple[datetime, datetime], ...],
+    use_weights: bool,
+    exclude: set[str],
+) -> list[tuple[str, float, float, float]]:
+    """(id, sim, P(d|I), score) of each candidate above δ (and each one the encoder cannot compare):
+    sim from the cosine raised by lexical, speaker and time evidence (module docstring)."""
+    dense, lexical, uncomparable = candidates
     named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
     subject = named[0] if len(named) == 1 else None
-    scored: list[tuple[str, float, float, float]] = []  # (id, sim, P(d|I), score)
+    scored: list[tuple[str, float, float, float]] = []
     for node_id, cosine in dense.items():
         if node_id in exclude:
             continue
@@ -127,16 +163,7 @@ def retrieve(
         score = retrieval_score(similarity, relevance, weight)
         if score > ctx.min_score or node_id in uncomparable:
             scored.append((node_id, similarity, relevance, score))
-    if use_time and ctx.day_weight > 0:
-        scored = _same_day_scores(graph, scored, ctx.day_weight)
-    hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
-    restating = _restatements(graph, hits)
-    hits = [h for h in hits if h.id not in restating][:top_k]
-    if expand:
-        # direct evidence keeps its places; what expansion adds comes after it
-        hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
-        hits = _successors_first(graph, hits, ctx, intent, exclude, use_contests)
-    return hits
+    return scored
 
 
 def _smoothed_intent(
@@ -163,11 +190,13 @@ def _candidates(
     pool: int,
     across_scripts: bool,
     asked: tuple[tuple[datetime, datetime], ...] = (),
+    multilingual=None,
 ) -> tuple[dict[str, float], dict[str, float], set[str]]:
     """(cosine by memory, lexical evidence by memory, memories in the other script) of the `pool`
     best dense and lexical matches and the `pool` memories nearest the time the query names; the
     other script's latest memories when the encoder cannot compare across scripts and
-    `across_scripts` asks for them (cosine 0)."""
+    `across_scripts` asks for them: cosine 0 (unknown), or, given `multilingual`, the multilingual
+    encoder's cosine for every candidate in the other script."""
     dense = dict(graph.dense_search(query_vector, pool))
     lexical = graph.lexical_search(query, pool) if ctx.lexical_weight > 0 else {}
     timed = graph.timed_search(asked, TIME_REACH * ctx.time_tolerance_days, pool) if asked else []
@@ -175,43 +204,33 @@ def _candidates(
     dense.update(graph.cosine(query_vector, missing))
     uncomparable: set[str] = set()
     if across_scripts and not ctx.encoder_multilingual:
-        uncomparable = set(graph.latest_in_script(not has_cjk(query), pool))
-        dense.update((i, 0.0) for i in uncomparable)
+        other = not has_cjk(query)
+        latest = graph.latest_in_script(other, pool)
+        if multilingual is None:
+            uncomparable = set(latest)
+            dense.update((i, 0.0) for i in uncomparable)
+        else:
+            foreign = [*latest, *(i for i in dense if has_cjk(graph.attrs(i)["content"]) == other)]
+            dense.update(_multilingual_cosines(graph, multilingual, query, list(dict.fromkeys(foreign)), ctx))
     return dense, lexical, uncomparable
+
+
+def _multilingual_cosines(
+    graph: WeightedKnowledgeGraph, multilingual, query: str, node_ids: list[str], ctx: PCMContext
+) -> dict[str, float]:
+    """The query's cosine with each memory by the multilingual encoder (`multilingual()` loads it
+    on first use), own and contextual text mixed as the index mixes them."""
+    if not node_ids:
+        return {}
+    encoder = multilingual()
+    vectors = index_vectors(encoder.encode, [graph.node(i) for i in node_ids], ctx.context_weight)
+    return dict(zip(node_ids, (vectors @ encoder.encode_one(query)).tolist()))
 
 
 def _time_evidence(asked: tuple[tuple[datetime, datetime], ...], attrs: Mapping, ctx: PCMContext) -> float:
     """e^(−d/τ) for the memory's time nearest the asked intervals (0 for a memory with no time)."""
     distances = [d for d in (days_outside(t, asked) for t in memory_times(attrs)) if d is not None]
     return time_match(min(distances), ctx.time_tolerance_days) if distances else 0.0
-
-
-def _same_day_scores(
-    graph: WeightedKnowledgeGraph, scored: list[tuple[str, float, float, float]], strength: float
-) -> list[tuple[str, float, float, float]]:
-    """Each (id, sim, P(d|I), score) with its score raised by how strong the best hit of its day is
-    (`same_day_score`): the other pieces of a story told in one sitting come up with its best
-    match. A day is the UTC date a memory was said on; a memory with no time gains nothing."""
-    days = {}
-    for node_id, *_ in scored:
-        said = said_at(graph.attrs(node_id))
-        days[node_id] = said.date() if said else None
-    day_best: dict = {}
-    for node_id, _, _, score in scored:
-        if days[node_id] is not None:
-            day_best[days[node_id]] = max(day_best.get(days[node_id], 0.0), score)
-    best = max((hit[3] for hit in scored), default=0.0)
-    return [
-        (node_id, similarity, relevance, score)
-        if days[node_id] is None
-        else (
-            node_id,
-            similarity,
-            relevance,
-            same_day_score(score, same_day_evidence(day_best[days[node_id]], best), strength),
-        )
-        for node_id, similarity, relevance, score in scored
-    ]
 
 
 def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) -> set[str]:

@@ -18,6 +18,7 @@ from evals.bench.scenarios import (
     load_scenarios,
     routing_metrics,
     standing_first,
+    translated_queries,
 )
 from evals.fit.calibration import fit_router, fit_thresholds, predict_router, save_calibration
 from evals.provenance import file_digest
@@ -430,3 +431,30 @@ def test_a_replay_on_two_processes_gives_the_records_of_one_process(ctx):
         run_scenarios(rows[:2], calibrated, Services(calibrated, chat_model=object()), progress=False, workers=2)
     with pytest.raises(ValueError, match="at least 1"):
         run_scenarios(rows[:2], calibrated, progress=False, workers=0)
+
+
+def test_translated_queries_replace_each_named_scenarios_query_and_refuse_a_mismatched_file(tmp_path):
+    data = tmp_path / "scenarios_x.jsonl"
+    rows = [
+        {"id": "a", "lang": "en", "query": "Where does the user live?"},
+        {"id": "b", "lang": "zh", "query": "What does the user eat?"},
+    ]
+    data.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"file": "scenarios_x.jsonl", "id": "a", "query": "用户住在哪里？"},
+        {"file": "other.jsonl", "id": "zzz", "query": "不相关"},  # another file's: ignored
+    ]
+    queries.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in lines), encoding="utf-8")
+    asked = translated_queries(rows, data, queries)
+    assert [r["query"] for r in asked] == ["用户住在哪里？", "What does the user eat?"]
+    assert [r["translated"] for r in asked] == [True, False] and rows[0]["query"] == "Where does the user live?"
+    queries.write_text(json.dumps({"file": "scenarios_x.jsonl", "id": "nope", "query": "哪里？"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="not in"):
+        translated_queries(rows, data, queries)
+    queries.write_text(json.dumps({"file": "other.jsonl", "id": "a", "query": "哪里？"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="no translation"):
+        translated_queries(rows, data, queries)
+    queries.write_text(json.dumps({"file": "scenarios_x.jsonl", "id": "a", "query": " "}), encoding="utf-8")
+    with pytest.raises(ValueError, match="non-empty query"):
+        translated_queries(rows, data, queries)

@@ -1,0 +1,81 @@
+"""The pieces of one story: after scoring, a candidate rises with a strong match it belongs with.
+
+Two links say so (`pcm.world.retrieval` applies them to a query's candidates, not to the turn's own
+retrieval): the same day (a memory said on the day of a strong match, `same_day_score`) and a shared
+entity (a memory naming a person, pet or place that a stronger match names, one hop along
+`mentions` edges through the entity, `shared_entity_score`).
+"""
+
+from __future__ import annotations
+
+from pcm.config import PCMContext
+from pcm.formulas import same_day_evidence, same_day_score, shared_entity_score
+from pcm.world.dates import said_at
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph
+
+Scored = list[tuple[str, float, float, float]]  # (id, sim, P(d|I), score)
+
+
+def story_scores(
+    graph: WeightedKnowledgeGraph, scored: Scored, ctx: PCMContext, same_day: bool, shared_entities: bool
+) -> Scored:
+    """The candidates' scores raised by the same day (`day_weight`, when `same_day`) and then pulled
+    along shared entities (`entity_weight`, when `shared_entities`); 0 turns either off."""
+    if same_day and ctx.day_weight > 0:
+        scored = same_day_scores(graph, scored, ctx.day_weight)
+    if shared_entities and ctx.entity_weight > 0:
+        scored = shared_entity_scores(graph, scored, ctx.entity_weight)
+    return scored
+
+
+def same_day_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength: float) -> Scored:
+    """Each (id, sim, P(d|I), score) with its score raised by how strong the best hit of its day is
+    (`same_day_score`): the other pieces of a story told in one sitting come up with its best
+    match. A day is the UTC date a memory was said on; a memory with no time gains nothing."""
+    days = {}
+    for node_id, *_ in scored:
+        said = said_at(graph.attrs(node_id))
+        days[node_id] = said.date() if said else None
+    day_best: dict = {}
+    for node_id, _, _, score in scored:
+        if days[node_id] is not None:
+            day_best[days[node_id]] = max(day_best.get(days[node_id], 0.0), score)
+    best = max((hit[3] for hit in scored), default=0.0)
+    return [
+        (node_id, similarity, relevance, score)
+        if days[node_id] is None
+        else (
+            node_id,
+            similarity,
+            relevance,
+            same_day_score(score, same_day_evidence(day_best[days[node_id]], best), strength),
+        )
+        for node_id, similarity, relevance, score in scored
+    ]
+
+
+def shared_entity_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength: float) -> Scored:
+    """Each (id, sim, P(d|I), score) pulled toward the strongest other hit that names one of its
+    entities (`shared_entity_score`): one hop along `mentions` edges through the entity, inside the
+    ranking, never past the hit it follows. The speakers are not such links (they name everything)."""
+    speakers = {name.lower() for name in graph.speakers()}
+    named: dict[str, list[str]] = {}
+    by_entity: dict[str, list[tuple[float, str]]] = {}
+    for node_id, _, _, score in scored:
+        named[node_id] = [
+            entity
+            for entity, edge in graph.neighbours(node_id)
+            if edge.relation == "mentions" and str(graph.attrs(entity)["content"]).lower() not in speakers
+        ]
+        for entity in named[node_id]:
+            by_entity.setdefault(entity, []).append((score, node_id))
+    memories = len(graph)
+    mentions = {entity: len(graph.in_edges(entity, "mentions")) for entity in by_entity}
+    pulled = []
+    for node_id, similarity, relevance, score in scored:
+        best = score
+        for entity in named[node_id]:
+            source = max((s for s, other in by_entity[entity] if other != node_id), default=0.0)
+            best = max(best, shared_entity_score(score, source, mentions[entity], memories, strength))
+        pulled.append((node_id, similarity, relevance, best))
+    return pulled

@@ -199,11 +199,14 @@ def evaluation_records() -> list[tuple[str, dict, bool]]:
 
 
 def messages(record: dict) -> list[str]:
-    """What a record says: a scenario's history, probe and follow-ups; an entity file's text."""
+    """What a record says: a scenario's history, probe and follow-ups; an entity file's text; a
+    translated question (queries_zh.jsonl)."""
     if "probe" in record:
         return [*record["history"], record["probe"], *record.get("followups", [])]
     if "text" in record:
         return [record["text"]]
+    if set(record) == {"file", "id", "query"}:
+        return [record["query"]]
     raise ValueError(f"an evaluation record of unknown shape ({sorted(record)}): teach this test to read it")
 
 

@@ -106,6 +106,9 @@ class MemoryAsOf:
     def in_edges(self, node_id: str, relation: str | None = None) -> list[tuple[str, Mapping]]:
         return [(s, a) for s, a in self.memory.in_edges(node_id, relation) if self._edge_existed(s, node_id, a)]
 
+    def out_edges(self, node_id: str, relation: str | None = None) -> list[tuple[str, Mapping]]:
+        return [(t, a) for t, a in self.memory.out_edges(node_id, relation) if self._edge_existed(node_id, t, a)]
+
     def neighbours(self, node_id: str) -> list[tuple[str, MemoryEdge]]:
         return [
             (other, edge)

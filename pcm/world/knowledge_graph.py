@@ -166,11 +166,11 @@ class WeightedKnowledgeGraph:
 
     def in_edges(self, node_id: str, relation: str | None = None) -> list[tuple[str, Mapping]]:
         """(source, edge attributes) of the edges into `node_id`, optionally of one relation."""
-        return [
-            (source, attrs)
-            for source, _, attrs in self.graph.in_edges(node_id, data=True)
-            if relation is None or attrs["relation"] == relation
-        ]
+        return [(s, a) for s, _, a in self.graph.in_edges(node_id, data=True) if relation in (None, a["relation"])]
+
+    def out_edges(self, node_id: str, relation: str | None = None) -> list[tuple[str, Mapping]]:
+        """(target, edge attributes) of the edges out of `node_id`, optionally of one relation."""
+        return [(t, a) for _, t, a in self.graph.out_edges(node_id, data=True) if relation in (None, a["relation"])]
 
     def neighbours(self, node_id: str) -> list[tuple[str, MemoryEdge]]:
         """Both directions' 1-hop neighbours, strongest edge first."""

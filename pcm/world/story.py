@@ -64,8 +64,8 @@ def shared_entity_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength
     for node_id, _, _, score in scored:
         named[node_id] = [
             entity
-            for entity, edge in graph.neighbours(node_id)
-            if edge.relation == "mentions" and str(graph.attrs(entity)["content"]).lower() not in speakers
+            for entity, _ in graph.out_edges(node_id, "mentions")
+            if str(graph.attrs(entity)["content"]).lower() not in speakers
         ]
         for entity in named[node_id]:
             by_entity.setdefault(entity, []).append((score, node_id))

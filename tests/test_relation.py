@@ -195,9 +195,26 @@ def test_correction_supersedes_the_memories_judged_contradicted_not_the_most_sim
         "m-diet": {"consistent": 0.1, "novel": 0.1, "contradiction": 0.8},
     }
     assert [m.id for m in find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.5)] == ["m-diet"]
-    # no verdict reaches τ (another path called it a contradiction), or no verdicts: the most similar fact
-    assert find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.9)[0].id == "m-pets"
+    # no verdict reaches τ (another signal called it a contradiction): only the likeliest contradicted
+    assert [m.id for m in find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.9)] == ["m-diet"]
+    # no verdicts: the most similar fact
     assert find_conflicts(memories, ctx)[0].id == "m-pets"
+
+
+def test_a_correction_no_verdict_confirms_retires_one_suspect_not_the_similar_band(ctx):
+    memories = [
+        retrieved("m-job", "I work as a nurse at the county hospital.", 0.60),
+        retrieved("m-shift", "Night shifts at the hospital again this week.", 0.58),
+        retrieved("m-commute", "The hospital is a short bus ride away.", 0.57),
+    ]
+    relations = {
+        "m-job": {"consistent": 0.3, "novel": 0.3, "contradiction": 0.4},
+        "m-shift": {"consistent": 0.5, "novel": 0.3, "contradiction": 0.2},
+        "m-commute": {"consistent": 0.6, "novel": 0.3, "contradiction": 0.1},
+    }
+    # without verdicts the band of similar facts goes; with them, one suspect
+    assert len(find_conflicts(memories, ctx)) == 3
+    assert [m.id for m in find_conflicts(memories, ctx, relations=relations, tau_contradiction=0.95)] == ["m-job"]
 
 
 def test_pair_router_routes_on_verdicts_and_corrects_the_contradicted_fact(ctx):

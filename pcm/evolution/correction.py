@@ -29,8 +29,10 @@ def find_conflicts(
 
     With an LLM judgement: the retrieved memories it names. Else, with the relation model's
     verdicts (`relations`, P(relation) per judged memory id): exactly the memories whose
-    P(contradiction) reaches `tau_contradiction`. If none does (the cue path or another router
-    called the turn a contradiction, the relation model did not) or there are no verdicts:
+    P(contradiction) reaches `tau_contradiction`; if none does (another signal called the turn a
+    contradiction, the relation model did not), only the judged memory likeliest contradicted:
+    one suspect, not every memory similar to the input (in a long history those are chat, and
+    retiring them retires what is still true). With no verdicts:
     the best-matching retrieved fact (the turn was already
     judged a contradiction, so its closest fact is the prime suspect, unless it is
     plainly unrelated, below CONFLICT_MIN_SIMILARITY), plus other facts about the same
@@ -57,6 +59,9 @@ def find_conflicts(
         )
         if contradicted:
             return claims([judged[i] for i in contradicted])[: ctx.max_related]
+        suspects = claims(list(judged.values()))
+        if suspects:
+            return [max(suspects, key=lambda m: relations[m.id]["contradiction"])]
     facts = claims([m for m in retrieved if m.via == "search" and m.type == NodeType.FACT and m.speaker == speaker])
     if not facts:
         return []
@@ -108,7 +113,8 @@ def apply_correction(
                 )
             )
         weight = ctx.correction_weight if conflicts else ctx.observation_weight
-        reason = f"new fact superseding {len(conflicts)} memories" if conflicts else "no contradicted memory found"
+        superseded = f"{len(conflicts)} {'memory' if len(conflicts) == 1 else 'memories'}"
+        reason = f"new fact superseding {superseded}" if conflicts else "no contradicted memory found"
         node, created = write_memory(graph, info, info.content, NodeType.FACT, weight, ctx, agent=AGENT, reason=reason)
         changes.insert(0, created)
         for memory in conflicts:

@@ -59,6 +59,7 @@ def scenarios(
             "calibrated-configured-prior",
             "calibrated-one-step-prior",
             "calibrated-rare-contradictions-prior",
+            "calibrated-no-life-states",
             "pair",
             "pair-without-cue-path",
             "routing-off",
@@ -126,6 +127,8 @@ def scenarios(
         # ablation: the user's own prior after one EM step (the mean re-weighted posterior)
         "calibrated-one-step-prior": base.replace(router="calibrated", level_prior_iterations=1),
         "calibrated-rare-contradictions-prior": base.replace(router="calibrated", level_prior=[0.5, 0.4, 0.1]),
+        # ablation: no life-state table (`pcm.life_states`), the pair verdicts and turn signals alone
+        "calibrated-no-life-states": base.replace(router="calibrated", life_states=False),
         "pair": base.replace(router="pair"),
         # ablation: no surprise routing, every turn to maintenance (as bench-locomo's pcm-routing-off)
         "routing-off": base.replace(router="off"),

@@ -101,12 +101,12 @@ class PCMContext:
     surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
     relation_top_k: int = 3
+    life_states: bool = True  # a turn whose life state excludes a stored one is a correction (`pcm.life_states`)
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
     # n₀ of `adapted_level_prior`: each user's own share of levels, estimated from their stored facts,
     # shrunk to `level_prior` by n₀ pseudo-turns (0: always `level_prior`)
     level_prior_turns: float = 30.0
-    # EM steps of that estimate (1: the mean re-weighted posterior; more: to the MAP estimate, stopping
-    # once it settles; chosen on the shared LoCoMo conversations, dev data)
+    # EM steps of that estimate (1: the mean re-weighted posterior; more: the MAP estimate; dev LoCoMo)
     level_prior_iterations: int = 100
     surprise_model: str = ""
     surprise_model_file: str = ""

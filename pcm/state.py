@@ -61,6 +61,8 @@ class PCMState(InputState, OutputState, total=False):
     pending_extraction: list[dict[str, Any]]
     turn_extraction: list[dict[str, Any]] | None
     initial_retrieval: list[dict[str, Any]]
+    # the facts whose life state the turn excludes (`pcm.world.retrieval.life_state_clashes`)
+    life_state_clashes: list[str]
     judgement: dict[str, Any] | None
     conflicts: list[dict[str, Any]]
     memory_node_id: str | None

@@ -14,7 +14,7 @@ from pcm.routing import decide, user_level_prior
 from pcm.services import Services
 from pcm.state import PCMState
 from pcm.validation import input_text
-from pcm.world.retrieval import retrieve
+from pcm.world.retrieval import life_state_clashes, retrieve
 
 RECENT_TURNS = 4
 
@@ -31,6 +31,7 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
         found = retrieve(
             turn.memory, text, services.embedder.encode_one(text), ctx, intent=None, expand=False, use_time=False
         )
+        clashing = life_state_clashes(turn.memory, text, state.get("speaker"), ctx)
     except BaseException:
         turn.abort()
         raise
@@ -43,7 +44,8 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
         "turn_window": list(state.get("working_memory") or []),
         "turn_pending": list(state.get("pending_consolidation") or []),
         "changes": None,
-        "initial_retrieval": dump(found),
+        "initial_retrieval": dump([*found, *(m for m in clashing if m.id not in {f.id for f in found})]),
+        "life_state_clashes": [m.id for m in clashing],
         "judgement": None,
         "conflicts": [],
         "memory_node_id": None,
@@ -68,6 +70,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         recent,
         ctx,
         speaker=state.get("speaker"),
+        clashing=state.get("life_state_clashes"),
         level_prior=user_level_prior(services.store.open(user_of(state)), ctx),
     )
     decision = decide(turn, ctx)

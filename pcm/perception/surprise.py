@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pcm.config import PCMContext
 from pcm.cues import cue_counts
@@ -53,6 +53,8 @@ FEATURES = ("nll", "nll_delta", *CHEAP_FEATURES)
 #: the relation model's verdicts (maxima over the judged memories, `relation_signals`): the
 #: calibrated router reads them beside the cheap and LM signals
 RELATION_FEATURES = tuple(f"relation_{r}" for r in RELATIONS)
+#: the verdict on a memory whose life state the turn excludes (`pcm.life_states`)
+LIFE_STATE_VERDICT = {"consistent": 0.0, "novel": 0.0, "contradiction": 1.0}
 
 
 def offline_conflict(change_cues: int, negation: int, max_similarity: float) -> float:
@@ -94,6 +96,8 @@ class TurnSignals:
     prior: list[float]
     add_language_model_signals: Callable[[], None]
     ask_llm: Callable[[list[RetrievedMemory]], RelationJudgement | None]
+    #: the memories whose life state the turn excludes (`pcm.life_states`): a correction's suspects
+    clashing: list[str] = field(default_factory=list)
 
 
 class SurpriseMonitor:
@@ -138,7 +142,7 @@ class SurpriseMonitor:
             "max_similarity": best,
             "similarity_margin": best - (sum(others) / len(others) if others else 0.0),
             "word_overlap": len(words & known) / len(words) if words else 0.0,
-            "retrieval_entropy": retrieval_entropy([m.score for m in memories]),
+            "retrieval_entropy": retrieval_entropy([m.score for m in searched]),
             "change_cues": float(cues["change"]),
             "additive_cues": float(cues["additive"]),
             "routine_cues": float(cues["routine"]),
@@ -172,13 +176,16 @@ class SurpriseMonitor:
         ctx: PCMContext,
         speaker: str | None = None,
         level_prior: list[float] | None = None,
+        clashing: list[str] | None = None,
     ) -> TurnSignals:
         """What routing reads about `text` given the retrieved `memories`: the cheap signals and the
         relation verdicts now, the LM's signals when asked. `level_prior` is the user's own (see
-        `adapted_level_prior`; default the configured one)."""
+        `adapted_level_prior`; default the configured one). A memory whose life state `text`
+        excludes (`clashing`) is judged contradicted outright (LIFE_STATE_VERDICT)."""
         context = _context_text(memories, recent)
         signals = self.cheap_signals(text, memories)
         relations = self.relations(text, memories, speaker, ctx)
+        relations.update({memory_id: dict(LIFE_STATE_VERDICT) for memory_id in clashing or []})
         signals.update(relation_signals(relations))
         return TurnSignals(
             text,
@@ -188,6 +195,7 @@ class SurpriseMonitor:
             list(level_prior or ctx.level_prior),
             lambda: signals.update(self.language_model_signals(text, context)),
             lambda judged: self.judge(text, judged),
+            list(clashing or []),
         )
 
     def report(

@@ -41,6 +41,8 @@ class Router:
             return Decision("low", "empty-retrieval")
         if is_request(turn.text):
             return Decision("low", "request")
+        if turn.clashing:  # the turn's life state excludes a stored one (`pcm.life_states`)
+            return Decision("high", "life-state")
         return self.level(turn)
 
     def level(self, turn: TurnSignals) -> Decision:

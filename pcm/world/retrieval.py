@@ -41,6 +41,7 @@ from datetime import datetime
 import numpy as np
 
 from pcm.config import PCMContext
+from pcm.cues import is_request
 from pcm.formulas import (
     agreement_beyond,
     confidence_smoothing,
@@ -51,6 +52,7 @@ from pcm.formulas import (
     smooth_distribution,
     time_match,
 )
+from pcm.life_states import clashes, life_states
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
 from pcm.world.dates import asked_time, days_outside, memory_times
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
@@ -127,6 +129,25 @@ def retrieve(
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
         hits = _successors_first(graph, hits, ctx, intent, exclude, use_contests)
     return hits
+
+
+def life_state_clashes(
+    graph: WeightedKnowledgeGraph, text: str, speaker: str | None, ctx: PCMContext
+) -> list[RetrievedMemory]:
+    """The speaker's facts whose life state `text` excludes (`pcm.life_states.clashes`): what a turn
+    revises even when similarity cannot find it (said once, far back, in other words). What the
+    speaker holds on a facet is their latest fact about it (not dormant), superseded or not: a
+    state is current until a later statement about that facet says otherwise. None when `text`
+    asserts no life state or `life_states` is off."""
+    stated = life_states(text) if ctx.life_states else {}
+    if not stated:
+        return []
+    latest: dict[str, str] = {}  # facet → the latest fact about it
+    for node in graph.nodes([NodeType.FACT], include_dormant=False):
+        if node.source.speaker == speaker and not is_request(node.content):
+            latest.update((facet, node.id) for facet in life_states(node.content).keys() & stated.keys())
+    clashing = [i for i in dict.fromkeys(latest.values()) if clashes(text, graph.attrs(i)["content"])]
+    return [_as_retrieved(graph, i, 0.0, 1.0, graph.attrs(i)["weight"], "life-state") for i in clashing]
 
 
 def _scored(

@@ -1,0 +1,305 @@
+"""Life states that exclude each other: knowledge the offline pair model lacks.
+
+"I've been vegetarian for eleven years" and "Smoked a pork shoulder for nine hours" share almost no
+words and sit far apart in embedding space, yet one revises the other. The relation model judges
+such implicit revisions at chance (`pcm.perception.relation`), so PCM also reads a small table of
+*facets* of a person's life, each with states that exclude each other, written as general English
+and Chinese expressions (not the words of any one scenario), the categories in which implicit
+contradictions live:
+
+- diet (abstains from meat / eats meat), alcohol, coffee, smoking, spicy food: abstains / consumes;
+- pets, children, a car, regular medication: has none / has;
+- relationship: single / with a partner;
+- work: retired / self-employed / employed;
+- home: the places the person lives in (an open value: two statements clash when their places are
+  disjoint, "Headingley, Leeds" and "Leeds" do not).
+
+`life_states(text)` reads the states a text asserts about its speaker (a clause about a third
+person, "my sister is vegan", asserts nothing about the speaker); `clashes(text, memory_text)` the
+facets on which two texts assert different states. The first state of a facet whose expression
+matches wins ("I quit smoking, haven't had a cigarette since" abstains).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_CLAUSE_END = re.compile(r"[.!?;,，。！？；]")
+#: a clause whose subject is another person: what it says is not about the speaker
+_THIRD_PERSON_EN = re.compile(
+    r"\b(?:he|she|they|his|her|their|(?:my|our|a|the) (?:mom|mum|dad|mother|father|parents|sister|brother|"
+    r"friends?|son|daughter|wife|husband|boyfriend|girlfriend|partner|fianc[ée]e?|roommates?|flatmates?|"
+    r"coworkers?|colleagues?|boss|manager|neighbou?rs?|cousins?|aunt|uncle|grandma|grandpa|kids?|family|"
+    r"in-laws|guests?|team)|everyone|everybody|people|others)\b",
+    re.I,
+)
+_THIRD_PERSON_ZH = re.compile(
+    r"大家|别人|其他人|他|她|爸|妈|父母|朋友|同事|老公|老婆|男朋友|女朋友|孩子|儿子|女儿|姐|哥|弟|妹|室友|邻居|家人"
+)
+
+#: a person named after these is company, not the clause's subject
+_COMPANION_EN = re.compile(r"\b(?:with|and)\s+$", re.I)
+_COMPANION_ZH = re.compile(r"(?:跟|和|与|陪|同)$")
+
+_SUBJECT = r"(?:i|i'm|i am|i've|i have|we|we're|we are|we've)"
+_NEG = r"(?:don'?t|do not|doesn'?t|never|no longer|can'?t|cannot|won'?t|haven'?t|not)"
+
+#: facet → ((state, English expression, Chinese expression), ...), in order of priority
+FACETS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "meat": (
+        (
+            "abstains",
+            r"\b(?:vegetarian|vegan|plant[- ]based|pescatarian|meat[- ]free|meatless)\b|"
+            rf"\b{_NEG} (?:eat|eating|ate|touch|touched) (?:any )?(?:meat|red meat|pork|beef|chicken)\b|"
+            r"\b(?:gave up|quit|stopped eating|cut out) (?:red )?meat\b",
+            r"吃素|素食|不吃肉|不碰肉|戒肉|不吃荤",
+        ),
+        (
+            "consumes",
+            r"(?<!veggie )(?<!vegan )(?<!tofu )(?<!plant-based )(?<!beyond )(?<!impossible )(?<!meatless )"
+            r"\b(?:steaks?|ribeye|sirloin|bacon|pork|beef|brisket|(?:ham|cheese|beef)?burgers?|lamb|veal|sausages?|"
+            r"pepperoni|salami|prosciutto|meatballs?|ribs|chicken wings|fried chicken|roast chicken|"
+            r"pulled pork|hot ?dogs?|butcher|chorizo|turkey|duck|venison|jerky)\b",
+            r"猪肉|牛肉|羊肉|红烧肉|排骨|烤肉|牛排|火腿|培根|烤鸭|鸡腿|肉串|涮肉|五花肉|鸡翅|肘子|腊肉|香肠",
+        ),
+    ),
+    "alcohol": (
+        (
+            "abstains",
+            rf"\b{_NEG} (?:drink|drinking)(?! (?:coffee|tea|soda|milk|juice|water|caffeine))\b|"
+            r"\b(?:sober|teetotal(?:er|ler)?|alcohol[- ]free|don'?t touch alcohol)\b|"
+            r"\b(?:quit|stopped|gave up) (?:drinking|alcohol|booze)\b",
+            r"不喝酒|戒酒|滴酒不沾|不沾酒|酒精过敏",
+        ),
+        (
+            "consumes",
+            r"\b(?:beers?|wine|whiske?y|vodka|cocktails?|tequila|champagne|prosecco|bourbon|margaritas?|"
+            r"sangria|mimosas?|pints?|hangover|hungover|tipsy|drunk|rosé|barolo|chianti|rioja|malbec|merlot|cabernet|pinot|"
+            r"chardonnay|sauvignon|riesling|(?:glass|bottle)s? of (?:red|white))\b",
+            r"喝酒|啤酒|红酒|白酒|干杯|喝醉|宿醉|鸡尾酒|威士忌|喝了(?:一|两|几)?(?:杯|瓶)酒",
+        ),
+    ),
+    "coffee": (
+        (
+            "abstains",
+            rf"\b{_NEG} (?:drink|drinking|have|touch) (?:any )?coffee\b|\b(?:quit|gave up|stopped drinking) coffee\b|"
+            r"\bno coffee\b|\bcaffeine[- ]free\b|\bdecaf only\b",
+            r"不喝咖啡|戒咖啡|戒了咖啡|咖啡因过敏",
+        ),
+        (
+            "consumes",
+            r"\b(?:espressos?|lattes?|cappuccinos?|americanos?|cold brew|flat whites?|macchiatos?|"
+            r"(?:cups?|mugs?|pot|shots?) of coffee|(?:my|iced|black|morning|first|second|third) coffee)\b",
+            r"咖啡|美式|拿铁|手冲|浓缩",
+        ),
+    ),
+    "smoking": (
+        (
+            "abstains",
+            rf"\b(?:quit|stopped|gave up|{_NEG}) smok(?:e|ing)\b|\bnon-?smoker\b|\bsmoke-free\b|"
+            r"\bhaven'?t (?:had|touched|smoked) a (?:single )?(?:cigarette|smoke)\b",
+            r"戒烟|不抽烟|不吸烟|从不抽烟|戒了烟",
+        ),
+        (
+            "consumes",
+            r"\b(?:smoke break|cigarettes?|cigs|a smoke|pack of (?:cigarettes|smokes)|vap(?:e|ing)|lit up|"
+            r"smoking again)\b",
+            r"抽烟|吸烟|一根烟|烟瘾|抽了(?:一|两|几)?(?:根|支)",
+        ),
+    ),
+    "spicy": (
+        (
+            "abstains",
+            rf"\b{_NEG} (?:eat|handle|stand|take) (?:any |much )?(?:spicy|spice|heat|chilli|chili)\b",
+            r"不(?:能)?吃辣|受不了辣|一点辣都|怕辣|不碰辣",
+        ),
+        (
+            "consumes",
+            r"\b(?:extra|super|really|very)[- ]spicy\b|\bghost pepper\b|\bhot wings\b",
+            r"特辣|麻辣|变态辣|重辣|辣锅",
+        ),
+    ),
+    "pets": (
+        (
+            "none",
+            rf"\b{_NEG} (?:have|had|own|owned) (?:any )?pets?\b|\bno pets\b|\bpet-free\b",
+            r"没(?:有)?养(?:过)?(?:宠物|猫|狗)|不养(?:宠物|猫|狗)|从(?:来)?没养过",
+        ),
+        (
+            "has",
+            r"\b(?:my|our) (?:cats?|dogs?|pupp(?:y|ies)|kittens?|pups?|parrots?|parakeets?|hamsters?|rabbits?|"
+            r"bunn(?:y|ies)|husk(?:y|ies)|labradors?|corgis?|beagles?|poodles?|retrievers?|terriers?)\b|"
+            r"\bwalk(?:ing|ed)? (?:the|my|our|both) (?:dogs?|huskies|pups?)\b|"
+            r"\badopted (?:a|an|two) (?:cats?|dogs?|pupp(?:y|ies)|kittens?|rescue)\b",
+            r"我家(?:的)?(?:猫|狗|橘猫|狗狗|猫咪|主子)|我的(?:猫|狗)|养了(?:一只|只|条|一条)?(?:猫|狗)|铲屎",
+        ),
+    ),
+    "children": (
+        (
+            "none",
+            rf"\b{_NEG} (?:have|want|planning on having|plan on having) (?:any )?(?:kids|children)\b|"
+            r"\bno kids\b|\bchild-?free\b|\bnot planning (?:on|to have) (?:kids|children|any)\b",
+            r"没(?:有)?孩子|不要孩子|丁克|不打算要孩子",
+        ),
+        (
+            "has",
+            r"\b(?:my|our) (?:son|daughter|kids|children|baby|toddler|newborn|twins)\b|\bbaby [A-Z][a-z]+\b|"
+            r"\bpregnan(?:t|cy)\b|\b\w+[- ]week (?:scan|ultrasound)\b|\bultrasound\b|\b(?:maternity|paternity) leave\b|"
+            r"\bdue date\b",
+            r"我(?:的)?(?:儿子|女儿)|我家(?:孩子|宝宝|老大|老二)|怀孕|产检|坐月子|孕期",
+        ),
+    ),
+    "partner": (
+        (
+            "single",
+            r"\b(?:i'?m|i am) single\b|\bsingle (?:again|for)\b|\bbeen single\b|\bnot (?:dating|seeing) anyone\b|"
+            r"\bbroke up\b|\bbreak-?up\b|\bsplit up with\b|\bgot divorced\b|\b(?:i'?m|i am) divorced\b|"
+            r"\bcalled off (?:the|our) (?:engagement|wedding)\b",
+            r"单身|分手|离婚|离了婚",
+        ),
+        (
+            "partnered",
+            r"\bmy (?:girlfriend|boyfriend|wife|husband|fianc[ée]e?|spouse)\b|"
+            r"\b(?:girlfriend|boyfriend|fianc[ée]e?|wife|husband) and i\b|\bour (?:wedding|anniversary|engagement)\b|"
+            r"\b(?:i'?m|i am|we'?re|we are) (?:married|engaged)\b|"
+            r"\b(?:i'?m|i am|i've been) (?:dating|seeing (?:someone|a guy|a girl))\b",
+            r"(?:我|跟|和)(?:的)?(?:老公|老婆|男朋友|女朋友|男友|女友|未婚夫|未婚妻|丈夫|妻子|爱人|对象)|结婚(?:纪念日|\S{1,2}周年)",
+        ),
+    ),
+    "car": (
+        (
+            "none",
+            rf"\b{_NEG} (?:own|have|drive) a car\b|\bno car\b|\bcar-?free\b|\bsold (?:my|our|the) car\b|"
+            r"\bwithout a car\b",
+            r"没(?:有)?车|不开车|把车卖了|卖了车|没买车",
+        ),
+        (
+            "has",
+            r"\bmy (?:car|truck|suv|jeep|subaru|toyota|honda|tesla|minivan|sedan)\b|\boil change\b|"
+            r"\btook the (?:car|truck|subaru|jeep|toyota|honda|tesla|van)\b|\b(?:i|we) drive an? \w+|"
+            r"\bparking (?:for )?my\b|\bdrove (?:my|to work)\b",
+            r"我的车|我家车|开车(?:上班|去)|我开的是|洗车|停车位",
+        ),
+    ),
+    "medication": (
+        (
+            "none",
+            rf"\bnot on any (?:medication|meds|pills)\b|\b{_NEG} take any (?:medication|meds|pills)\b|"
+            r"\bno (?:medication|meds)\b",
+            r"没(?:有)?(?:在)?吃(?:任何)?药|不吃任何药",
+        ),
+        (
+            "takes",
+            r"\b(?:my|blood pressure|daily|prescription) (?:pills|meds|medication|prescription)\b|"
+            r"\brefill (?:my|the) (?:prescription|pills|meds)\b|"
+            r"\b(?:taking|take|on) (?:insulin|metformin|statins?|antidepressants?|sertraline|lexapro|zoloft|prozac|"
+            r"adderall|an inhaler)\b",
+            r"降压药|处方药|胰岛素|每天(?:都)?要吃药",
+        ),
+    ),
+    "work": (
+        (
+            "retired",
+            r"\b(?:i'?m|i am|been|since i|i) retired\b|\bsince (?:i )?retir(?:ed|ing)\b|\bin retirement\b",
+            r"我退休|退休(?:了|后|在家|以后)",
+        ),
+        (
+            "self_employed",
+            r"\bfreelanc(?:e|er|ing)\b|\bself-employed\b|\b(?:started|run|running) my own (?:business|company)\b",
+            r"自由职业|自己创业|全职做自媒体",
+        ),
+        (
+            "employed",
+            r"\bfirst day (?:back )?at (?:a|my|the|work)\b|\bhired (?:me )?as\b|\bmy (?:boss|coworkers?|shift)\b|"
+            r"\bat work today\b|\bback at (?:a real )?(?:job|work)\b|\bi work (?:at|for|as)\b|"
+            r"\b(?:i'?m|i am) (?:an?|the) (?:\w+ ){0,3}(?:at|for) (?-i:[A-Z])",
+            r"入职|上班第一天|新工作|我在\S{1,12}?(?:工作|上班)|"
+            r"我在\S{1,12}?(?:做|当)\S{0,6}?(?:工程师|经理|设计师|老师|教师|柜员|会计|医生|护士|开发|销售|运营|程序员|律师)",
+        ),
+    ),
+}
+
+_CHINESE_CITIES = (
+    "北京|上海|广州|深圳|杭州|成都|重庆|武汉|南京|西安|天津|苏州|长沙|郑州|青岛|大连|厦门|哈尔滨|沈阳|昆明|"
+    "济南|合肥|福州|南昌|宁波|无锡|东莞|佛山|贵阳|南宁|太原|石家庄|兰州|乌鲁木齐|呼和浩特|海口|三亚|拉萨|"
+    "香港|澳门|台北|珠海|温州|常州|大理|丽江|桂林|洛阳|烟台"
+)
+_PLACE = r"([A-Z][\w'-]+(?:(?:,\s*|\s+)[A-Z][\w'-]+)*)"
+_HOME_EN = re.compile(  # case-insensitive but for the place, which is capitalised
+    rf"(?i:\b{_SUBJECT}(?:\s+(?:just|finally|recently|now|still|already|officially))*\s+"
+    rf"(?:live|living|moved|relocated|settled|based)\b(?:\s+\w+){{0,4}}?\s+(?:in|to))\s+{_PLACE}|"
+    rf"(?i:\b(?:living|life|moving) in)\s+{_PLACE}|"
+    rf"(?i:\b(?:my|our) (?:new )?(?:apartment|flat|house|home|place) in)\s+{_PLACE}|"
+    rf"(?i:\b(?:i'?m|i am|we'?re|we are) in an? (?:\w+\s+){{0,2}}(?:house|flat|apartment) in)\s+{_PLACE}"
+)
+_HOME_ZH = re.compile(rf"(?:住在|搬到了?|搬去了?|定居(?:在)?|安家(?:在)?|落户(?:在)?)({_CHINESE_CITIES})")
+_NOT_PLACES = frozenset(
+    "the a an my our this that january february march april may june july august september october november "
+    "december monday tuesday wednesday thursday friday saturday sunday i".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> dict[str, tuple[tuple[str, re.Pattern, re.Pattern], ...]]:
+    return {
+        facet: tuple((state, re.compile(en, re.I), re.compile(zh)) for state, en, zh in states)
+        for facet, states in FACETS.items()
+    }
+
+
+def _about_speaker(text: str, start: int, chinese: bool) -> bool:
+    """Whether the clause holding `text[start]` is not about someone else: nothing before the match
+    in its clause names a third person, except as a companion ("with my sister", "跟同事")."""
+    ends = [m.end() for m in _CLAUSE_END.finditer(text, 0, start)]
+    before = text[ends[-1] if ends else 0 : start]
+    companion = _COMPANION_ZH if chinese else _COMPANION_EN
+    return not any(
+        not companion.search(before, 0, person.start())
+        for person in (_THIRD_PERSON_ZH if chinese else _THIRD_PERSON_EN).finditer(before)
+    )
+
+
+def _asserted(pattern: re.Pattern, text: str, chinese: bool) -> re.Match | None:
+    return next((m for m in pattern.finditer(text) if _about_speaker(text, m.start(), chinese)), None)
+
+
+def home_places(text: str) -> frozenset[str]:
+    """The places `text` says its speaker lives in (or moved to), lower case; empty if none."""
+    places: set[str] = set()
+    for match in _HOME_EN.finditer(text):
+        if _about_speaker(text, match.start(), chinese=False):
+            named = next(g for g in match.groups() if g)
+            places.update(p.lower() for p in re.split(r",\s*|\s+", named) if p.lower() not in _NOT_PLACES)
+    for match in _HOME_ZH.finditer(text):
+        if _about_speaker(text, match.start(), chinese=True):
+            places.add(match.group(1))
+    return frozenset(places)
+
+
+@lru_cache(maxsize=65536)
+def life_states(text: str) -> dict[str, str | frozenset[str]]:
+    """The state of each facet `text` asserts about its speaker (facet → state; "home" → places)."""
+    states: dict[str, str | frozenset[str]] = {}
+    for facet, options in _compiled().items():
+        for state, english, chinese in options:
+            if _asserted(english, text, chinese=False) or _asserted(chinese, text, chinese=True):
+                states[facet] = state
+                break
+    places = home_places(text)
+    if places:
+        states["home"] = places
+    return states
+
+
+def clashes(text: str, memory_text: str) -> list[str]:
+    """The facets on which `text` and `memory_text` assert states that exclude each other."""
+    new, old = life_states(text), life_states(memory_text)
+    found = []
+    for facet in new.keys() & old.keys():
+        if facet == "home":
+            if not (new[facet] & old[facet]):
+                found.append(facet)
+        elif new[facet] != old[facet]:
+            found.append(facet)
+    return found

@@ -1,0 +1,110 @@
+"""Life states that exclude each other (`pcm.life_states`) and the corrections they route."""
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from evals.bench.scenarios import superseded_by
+from pcm.api import PCM
+from pcm.life_states import clashes, home_places, life_states
+
+
+@pytest.mark.parametrize(
+    ("text", "facet", "state"),
+    [
+        ("Honestly I've been vegetarian since college.", "meat", "abstains"),
+        ("Smoked a pork shoulder for nine hours for the potluck.", "meat", "consumes"),
+        ("Had a veggie burger at the game.", "meat", None),
+        ("I quit smoking three years ago and haven't had a single cigarette since.", "smoking", "abstains"),
+        ("Stepped out for a smoke break with the new guy.", "smoking", "consumes"),
+        ("We don't have kids and we're not planning to.", "children", "none"),
+        ("Saw the heartbeat at our twelve-week scan today.", "children", "has"),
+        ("My girlfriend and I are cooking for her parents.", "partner", "partnered"),
+        ("We broke up last week.", "partner", "single"),
+        ("I'm lucky, I'm not on any medication at all.", "medication", "none"),
+        ("Need to refill my blood pressure pills.", "medication", "takes"),
+        ("I've been retired since 2019.", "work", "retired"),
+        ("Two weeks into freelancing full-time.", "work", "self_employed"),
+        ("我对猫毛过敏，所以从来没养过宠物。", "pets", "none"),
+        ("我家橘猫今天又把花盆推下去了。", "pets", "has"),
+        ("我是一点辣都不能吃的。", "spicy", "abstains"),
+        ("今晚又去吃了特辣的牛油火锅。", "spicy", "consumes"),
+        ("我戒酒三年了。", "alcohol", "abstains"),
+        ("Opened a bottle of Barolo with dinner.", "alcohol", "consumes"),
+        ("I'm an accountant at Harlow & Pike.", "work", "employed"),
+        ("I'm a sucker for chocolate.", "work", None),
+        ("我在华为做硬件工程师。", "work", "employed"),
+        ("我在家做饭。", "work", None),
+        ("我跟男朋友在一起五年了。", "partner", "partnered"),
+    ],
+)
+def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):
+    assert life_states(text).get(facet) == state
+
+
+def test_a_clause_about_someone_else_asserts_nothing_about_the_speaker():
+    assert "meat" not in life_states("My sister is vegan, she hates the smell of bacon.")
+    assert "alcohol" not in life_states("今晚部门聚餐，大家都在喝白酒，我点了可乐。")
+    assert life_states("My wife loved the kneeling pad!")["partner"] == "partnered"
+    # company is not the subject: "with my sister", "跟同事"
+    assert life_states("Had a huge steak with my sister tonight.")["meat"] == "consumes"
+    assert life_states("今晚又跟同事去吃了特辣的牛油火锅。")["spicy"] == "consumes"
+
+
+def test_home_places_are_open_values_that_clash_only_when_disjoint():
+    assert home_places("So I'm in a shared house in Headingley, Leeds, with three others.") == {"headingley", "leeds"}
+    assert clashes("Walking to work is the best part of living in Edinburgh.", "I live in Leeds.") == ["home"]
+    assert clashes("Living in Leeds is cheap.", "I'm in a shared house in Headingley, Leeds.") == []
+    assert clashes("搬到深圳快一个月了，天天下雨。", "我现在住在杭州西湖区。") == ["home"]
+
+
+def test_clashes_are_the_facets_with_different_states():
+    assert clashes("Grilled a ribeye steak tonight.", "I'm vegan, no animal products.") == ["meat"]
+    assert clashes("Made a lentil curry again tonight.", "I'm vegan, no animal products.") == []
+    assert clashes("Walked both huskies at 6am.", "We have a parakeet named Pip.") == []
+    assert clashes("Took the Subaru in for an oil change.", "I don't own a car, I bike everywhere.") == ["car"]
+    assert clashes("Two weeks into freelancing since I quit the firm.", "I'm an accountant at Harlow & Pike.") == [
+        "work"
+    ]
+
+
+def test_a_life_state_clash_routes_a_correction_that_retires_only_the_excluded_fact(ctx):
+    pcm = PCM(ctx, checkpointer=InMemorySaver())
+    user = "ls"
+    history = [
+        "Honestly I've been vegetarian since my second year of college, that's eleven years now.",
+        "Can you suggest some easy weeknight dinners?",
+        "My brother is visiting next month and I want to plan a hike.",
+        "Back from my parents', six hours of driving in total.",
+    ]
+    for text in history:
+        pcm.process(text, user_id=user)
+    out = pcm.process("Smoked a pork shoulder for nine hours for the neighborhood potluck.", user_id=user)
+    assert out["surprisal"]["level_source"] == "life-state"
+    assert out["surprisal"]["level"] == "high" and out["agent"] == "correction"
+    assert superseded_by(pcm.memory(user), out["changes"][0]["node_id"]) == [history[0]]
+    # the ablation: without the table the same turn is not a correction of that fact
+    off = PCM(ctx.replace(life_states=False, data_dir=ctx.data_dir + "-off"), checkpointer=InMemorySaver())
+    for text in history:
+        off.process(text, user_id=user)
+    packet = off.process("Smoked a pork shoulder for nine hours for the neighborhood potluck.", user_id=user)
+    assert packet["surprisal"]["level_source"] != "life-state"
+
+
+def test_what_a_speaker_holds_on_a_facet_is_their_latest_statement_about_it(ctx):
+    from pcm.world.retrieval import life_state_clashes
+
+    pcm = PCM(ctx.replace(router="off"), checkpointer=InMemorySaver())
+    user = "latest"
+    for text in (
+        "I've been vegetarian for ten years.",
+        "I started eating meat again last spring, I'm on a burger kick.",
+    ):
+        pcm.process(text, user_id=user)
+    graph = pcm.memory(user)
+    # the later statement holds: a steak clashes with nothing; abstaining clashes with the later one
+    assert life_state_clashes(graph, "Grilled a ribeye steak tonight.", None, ctx) == []
+    back = life_state_clashes(graph, "I'm vegan again since January.", None, ctx)
+    assert [m.content for m in back] == ["I started eating meat again last spring, I'm on a burger kick."]
+    assert back[0].via == "life-state"
+    # another speaker's facts are not theirs to revise
+    assert life_state_clashes(graph, "I'm vegan again since January.", "Caroline", ctx) == []

@@ -106,5 +106,10 @@ def test_what_a_speaker_holds_on_a_facet_is_their_latest_statement_about_it(ctx)
     back = life_state_clashes(graph, "I'm vegan again since January.", None, ctx)
     assert [m.content for m in back] == ["I started eating meat again last spring, I'm on a burger kick."]
     assert back[0].via == "life-state"
+    # only the `reach` latest facts are read: one later unrelated fact puts the meat-again fact out of reach 1
+    pcm.process("The weather was lovely on my walk today.", user_id=user)
+    graph = pcm.memory(user)
+    assert life_state_clashes(graph, "I'm vegan again since January.", None, ctx, reach=1) == []
+    assert len(life_state_clashes(graph, "I'm vegan again since January.", None, ctx, reach=2)) == 1
     # another speaker's facts are not theirs to revise
     assert life_state_clashes(graph, "I'm vegan again since January.", "Caroline", ctx) == []

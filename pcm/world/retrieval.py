@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from itertools import islice
 
 import numpy as np
 
@@ -63,6 +64,9 @@ from pcm.world.text import has_cjk, speakers_named
 
 #: the time index is searched this many tolerances τ around the time a query names (e^(−3) ≈ 0.05)
 TIME_REACH = 3.0
+#: how many of a user's latest facts a turn's life states are checked against (`life_state_clashes`):
+#: reading a text's states takes about 1 ms, so a turn stays fast at 100,000 memories
+LIFE_STATE_REACH = 2000
 
 
 def _as_retrieved(
@@ -132,20 +136,25 @@ def retrieve(
 
 
 def life_state_clashes(
-    graph: WeightedKnowledgeGraph, text: str, speaker: str | None, ctx: PCMContext
+    graph: WeightedKnowledgeGraph, text: str, speaker: str | None, ctx: PCMContext, reach: int = LIFE_STATE_REACH
 ) -> list[RetrievedMemory]:
     """The speaker's facts whose life state `text` excludes (`pcm.life_states.clashes`): what a turn
     revises even when similarity cannot find it (said once, far back, in other words). What the
-    speaker holds on a facet is their latest fact about it (not dormant), superseded or not: a
-    state is current until a later statement about that facet says otherwise. None when `text`
-    asserts no life state or `life_states` is off."""
+    speaker holds on a facet is their latest fact about it among the `reach` latest facts (not
+    dormant), superseded or not: a state is current until a later statement about that facet says
+    otherwise. None when `text` asserts no life state or `life_states` is off."""
     stated = life_states(text) if ctx.life_states else {}
     if not stated:
         return []
     latest: dict[str, str] = {}  # facet → the latest fact about it
-    for node in graph.nodes([NodeType.FACT], include_dormant=False):
-        if node.source.speaker == speaker and not is_request(node.content):
-            latest.update((facet, node.id) for facet in life_states(node.content).keys() & stated.keys())
+    with graph.lock:  # the latest facts, oldest first
+        facts = list(islice(reversed(graph.model.by_type[NodeType.FACT.value]), reach))[::-1]
+    for node_id in facts:
+        attrs = graph.attrs(node_id)
+        if attrs["weight"] < graph.dormant_floor or attrs["source"].get("speaker") != speaker:
+            continue
+        if not is_request(attrs["content"]):
+            latest.update((facet, node_id) for facet in life_states(attrs["content"]).keys() & stated.keys())
     clashing = [i for i in dict.fromkeys(latest.values()) if clashes(text, graph.attrs(i)["content"])]
     return [_as_retrieved(graph, i, 0.0, 1.0, graph.attrs(i)["weight"], "life-state") for i in clashing]
 

@@ -31,6 +31,7 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
         found = retrieve(
             turn.memory, text, services.embedder.encode_one(text), ctx, intent=None, expand=False, use_time=False
         )
+        found_ids = {m.id for m in found}
         clashing = life_state_clashes(turn.memory, text, state.get("speaker"), ctx)
     except BaseException:
         turn.abort()
@@ -44,7 +45,7 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
         "turn_window": list(state.get("working_memory") or []),
         "turn_pending": list(state.get("pending_consolidation") or []),
         "changes": None,
-        "initial_retrieval": dump([*found, *(m for m in clashing if m.id not in {f.id for f in found})]),
+        "initial_retrieval": dump([*found, *(m for m in clashing if m.id not in found_ids)]),
         "life_state_clashes": [m.id for m in clashing],
         "judgement": None,
         "conflicts": [],

@@ -10,12 +10,14 @@ contradictions live:
 - diet (abstains from meat / eats meat), alcohol, coffee, smoking, spicy food: abstains / consumes;
 - pets, children, a car, regular medication: has none / has;
 - relationship: single / with a partner;
-- work: retired / self-employed / employed;
-- home: the places the person lives in (an open value: two statements clash when their places are
-  disjoint, "Headingley, Leeds" and "Leeds" do not).
+- work: retired / self-employed / employed; schooling: high school / university / postgraduate / graduated;
+- dairy: abstains / consumes;
+- open values and language skills (`pcm.life_values`): home, employer, field of study, and
+  `skill:<language>` (lacks / uses).
 
 `life_states(text)` reads the states a text asserts about its speaker (a clause about a third
-person, "my sister is vegan", asserts nothing about the speaker); `clashes(text, memory_text)` the
+person, "my sister is vegan", or about the past, "when I was a kid", asserts nothing about the speaker
+now); `clashes(text, memory_text)` the
 facets on which two texts assert different states. The first state of a facet whose expression
 matches wins ("I quit smoking, haven't had a cigarette since" abstains).
 """
@@ -25,24 +27,31 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from pcm.life_values import language_skills, open_values
+
 _CLAUSE_END = re.compile(r"[.!?;,，。！？；]")
 #: a clause whose subject is another person: what it says is not about the speaker
 _THIRD_PERSON_EN = re.compile(
-    r"\b(?:he|she|they|his|her|their|(?:my|our|a|the) (?:mom|mum|dad|mother|father|parents|sister|brother|"
+    r"\b(?:he|she|they|him|them|his|her|their|you|your|those|"
+    r"(?:my|our|a|the) (?:mom|mum|dad|mother|father|parents|sister|brother|"
     r"friends?|son|daughter|wife|husband|boyfriend|girlfriend|partner|fianc[ée]e?|roommates?|flatmates?|"
     r"coworkers?|colleagues?|boss|manager|neighbou?rs?|cousins?|aunt|uncle|grandma|grandpa|kids?|family|"
     r"in-laws|guests?|team)|everyone|everybody|people|others)\b",
     re.I,
 )
 _THIRD_PERSON_ZH = re.compile(
-    r"大家|别人|其他人|他|她|爸|妈|父母|朋友|同事|老公|老婆|男朋友|女朋友|孩子|儿子|女儿|姐|哥|弟|妹|室友|邻居|家人"
+    r"大家|别人|其他人|他|她|你|爸|妈|父母|朋友|同事|老公|老婆|男朋友|女朋友|孩子|儿子|女儿|姐|哥|弟|妹|室友|邻居|家人"
 )
 
 #: a person named after these is company, not the clause's subject
 _COMPANION_EN = re.compile(r"\b(?:with|and)\s+$", re.I)
 _COMPANION_ZH = re.compile(r"(?:跟|和|与|陪|同)$")
 
-_SUBJECT = r"(?:i|i'm|i am|i've|i have|we|we're|we are|we've)"
+#: a clause about the speaker's past ("when I was in college", "以前") says nothing about them now
+_PAST_EN = re.compile(
+    r"\b(?:used to|when i was|back when|back in|as a kid|growing up|years ago|formerly|previously)\b", re.I
+)
+_PAST_ZH = re.compile(r"以前|小时候|当年|曾经|那时候|上学的时候")
 _NEG = r"(?:don'?t|do not|doesn'?t|never|no longer|can'?t|cannot|won'?t|haven'?t|not)"
 
 #: facet → ((state, English expression, Chinese expression), ...), in order of priority
@@ -198,6 +207,112 @@ FACETS: dict[str, tuple[tuple[str, str, str], ...]] = {
             r"降压药|处方药|胰岛素|每天(?:都)?要吃药",
         ),
     ),
+    "seafood": (
+        (
+            "abstains",
+            r"\b(?:vegetarian|vegan|plant[- ]based)\b|\ballergic to (?:shellfish|seafood|fish|shrimp)\b|"
+            r"\b(?:shellfish|seafood) allergy\b|"
+            rf"\b{_NEG} (?:eat|eating|touch) (?:any )?(?:meat or )?(?:fish|seafood|shellfish)\b",
+            r"吃素|素食|海鲜过敏|不吃海鲜|不吃鱼|对虾过敏",
+        ),
+        (
+            "consumes",
+            r"\bpescatarian\b|(?<!vegan )(?<!vegetarian )(?<!veggie )(?<!plant-based )(?<!imitation )(?<!fake )"
+            r"\b(?:sushi|sashimi|shrimp|prawns?|lobster|crab|oysters?|mussels|scallops|clams|salmon|tuna|cod|"
+            r"seafood|fish and chips|fish tacos|grilled fish|ceviche|poke bowl)\b(?![- ](?:based|flavou?red|oil))",
+            r"(?<!素)(?:海鲜|寿司|刺身|三文鱼|吃鱼|小龙虾|螃蟹|大闸蟹|生蚝|烤鱼|酸菜鱼|水煮鱼)",
+        ),
+    ),
+    "siblings": (
+        (
+            "none",
+            r"\b(?:i'?m|i am|being|as) an only child\b|\bno (?:brothers or sisters|siblings)\b|"
+            rf"\b{_NEG} (?:have|had) (?:any )?(?:siblings|brothers or sisters)\b",
+            r"独生子|独生女|独生子女|没有兄弟姐妹",
+        ),
+        (
+            "has",
+            r"\bmy (?:(?:big|little|older|younger|twin|kid) )?(?:brother|sister|siblings|bro|sis)\b",
+            r"我(?:的)?(?:哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹)(?!夫|们)",
+        ),
+    ),
+    "flying": (
+        (
+            "avoids",
+            r"\b(?:afraid|scared|terrified) of flying\b|\bfear of flying\b|\bnever (?:been on a plane|flown)\b|"
+            rf"\b{_NEG} (?:fly|get on a plane|board a plane)\b|\bno passport\b|"
+            r"\bnever (?:been|left) (?:abroad|the country)\b",
+            r"恐飞|怕坐飞机|从(?:来)?没坐过飞机|不坐飞机|没出过国|没有护照",
+        ),
+        (
+            "flies",
+            r"\b(?:i|we) (?:just )?(?:flew|landed in|landed at)\b|\bmy (?:flight|layover|boarding pass)\b|"
+            r"\b(?:our|the) flight (?:to|from|home|back)\b|"
+            r"\bjet ?lag(?:ged)?\b",
+            r"坐飞机|航班|倒时差|飞到了?",
+        ),
+    ),
+    "housing": (
+        (
+            "rents",
+            r"\bmy (?:landlord|landlady|lease|rent)\b|\brenting (?:a|an)\b|"
+            r"\b(?:i|we) (?:still )?rent (?:a|an|our|my|the) (?:flat|apartment|place|house|room|studio|condo)\b",
+            r"房东|我租的房|房租|租房",
+        ),
+        (
+            "owns",
+            r"\b(?:my|our) mortgage\b|"
+            r"\b(?:we|i) (?:just |finally )?bought (?:a|our|my) (?:house|home|flat|apartment|condo)\b|"
+            r"\bhomeowners?\b|\bclosed on (?:the|our|my) (?:house|home)\b",
+            r"房贷|买了房|我们买的房|自己的房子|交房",
+        ),
+    ),
+    "dairy": (
+        (
+            "abstains",
+            r"\blactose[- ]intolerant\b|\b(?:i'?m|i am|i've been|i went|went|gone) (?:fully |completely )?"
+            r"(?:dairy[- ]free|vegan)\b|"
+            rf"\b(?:{_NEG}|cut out|gave up|quit) (?:eat |have |drink |touch )?(?:any )?(?:dairy|milk|cheese)\b",
+            r"乳糖不耐|不能喝牛奶|不喝牛奶|不吃奶制品|戒奶|吃素",
+        ),
+        (
+            "consumes",
+            r"\b(?:had|ate|eating|eat|drank|drinking|grabbed|ordered|devoured|split|shared|inhaled) "
+            r"(?:an? |the |some |two |"
+            r"(?:a )?(?:huge|big|giant|whole|double|large|scoops? of|slices? of|bowls? of|pints? of) ){0,3}"
+            r"(?:milkshakes?|cheesecake|ice cream|mac (?:and|n) cheese|cheese ?(?:board|plate|fondue)|glass of milk|"
+            r"whole milk|gelato|brie|camembert|mozzarella|cheddar|parmesan|latte)\b",
+            r"喝了?(?:一杯|杯)?奶茶|吃了?(?:一个|个|两个)?冰淇淋|芝士蛋糕|奶酪|喝牛奶|喝了(?:一|两)?(?:杯|瓶|盒)牛奶|酸奶",
+        ),
+    ),
+    "schooling": (
+        (
+            "postgraduate",
+            r"\b(?:phd|ph\.d\.?|doctoral|master'?s|grad) (?:student|program|programme|thesis|dissertation|school)\b|"
+            r"\bmy (?:thesis|dissertation|phd) (?:advisor|supervisor|committee|defen[cs]e)\b|\bgrad school\b",
+            r"读研|读博|研究生|博士生|研一|研二|研三|博一|博二|博三|导师",
+        ),
+        (
+            "university",
+            r"\b(?:freshman|sophomore|junior|senior|first|second|third|final|last|1st|2nd|3rd|4th) year "
+            r"(?:of|at|in) (?:uni|university|college)\b|\b(?:i'?m|i am) (?:an? )?(?:college|uni|university|"
+            r"undergrad(?:uate)?) student\b|\b(?:my|our) (?:dorm|college roommate|uni lectures?|college classes)\b|"
+            r"\bmajoring in\b|\b(?:my|changed my) major\b|\b(?:i'?m|i am) studying (?:\w+ ){1,3}at (?-i:[A-Z])",
+            r"大一|大二|大三|大四|读大学|上大学|读本科|本科生|大学生|我的专业",
+        ),
+        (
+            "high_school",
+            r"\b(?:freshman|sophomore|junior|senior|first|final|last) year (?:of|in|at) high school\b|"
+            r"\b(?:i'?m|i am) (?:a |still )?(?:in high school|high school (?:senior|junior|student))\b|"
+            r"\bcollege applications\b|\bapplying to colleges\b",
+            r"高三|高二|高一|高考|读高中|上高中|高中生",
+        ),
+        (
+            "graduated",
+            r"\b(?:since|after) (?:i )?graduat(?:ed|ing)\b|\b(?:i|we) (?:just |finally |recently )?graduated\b",
+            r"毕业了|毕业后|已经毕业|毕业(?:一|两|三|几)年",
+        ),
+    ),
     "work": (
         (
             "retired",
@@ -220,25 +335,6 @@ FACETS: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
 }
 
-_CHINESE_CITIES = (
-    "北京|上海|广州|深圳|杭州|成都|重庆|武汉|南京|西安|天津|苏州|长沙|郑州|青岛|大连|厦门|哈尔滨|沈阳|昆明|"
-    "济南|合肥|福州|南昌|宁波|无锡|东莞|佛山|贵阳|南宁|太原|石家庄|兰州|乌鲁木齐|呼和浩特|海口|三亚|拉萨|"
-    "香港|澳门|台北|珠海|温州|常州|大理|丽江|桂林|洛阳|烟台"
-)
-_PLACE = r"([A-Z][\w'-]+(?:(?:,\s*|\s+)[A-Z][\w'-]+)*)"
-_HOME_EN = re.compile(  # case-insensitive but for the place, which is capitalised
-    rf"(?i:\b{_SUBJECT}(?:\s+(?:just|finally|recently|now|still|already|officially))*\s+"
-    rf"(?:live|living|moved|relocated|settled|based)\b(?:\s+\w+){{0,4}}?\s+(?:in|to))\s+{_PLACE}|"
-    rf"(?i:\b(?:living|life|moving) in)\s+{_PLACE}|"
-    rf"(?i:\b(?:my|our) (?:new )?(?:apartment|flat|house|home|place) in)\s+{_PLACE}|"
-    rf"(?i:\b(?:i'?m|i am|we'?re|we are) in an? (?:\w+\s+){{0,2}}(?:house|flat|apartment) in)\s+{_PLACE}"
-)
-_HOME_ZH = re.compile(rf"(?:住在|搬到了?|搬去了?|定居(?:在)?|安家(?:在)?|落户(?:在)?)({_CHINESE_CITIES})")
-_NOT_PLACES = frozenset(
-    "the a an my our this that january february march april may june july august september october november "
-    "december monday tuesday wednesday thursday friday saturday sunday i".split()
-)
-
 
 @lru_cache(maxsize=1)
 def _compiled() -> dict[str, tuple[tuple[str, re.Pattern, re.Pattern], ...]]:
@@ -249,11 +345,13 @@ def _compiled() -> dict[str, tuple[tuple[str, re.Pattern, re.Pattern], ...]]:
 
 
 def _about_speaker(text: str, start: int, chinese: bool) -> bool:
-    """Whether the clause holding `text[start]` is not about someone else: nothing before the match
-    in its clause names a third person, except as a companion ("with my sister", "跟同事")."""
+    """Whether the clause holding `text[start]` is about the speaker now: nothing before the match in
+    its clause names a third person, except as a companion ("with my sister", "跟同事"), or the past."""
     ends = [m.end() for m in _CLAUSE_END.finditer(text, 0, start)]
     before = text[ends[-1] if ends else 0 : start]
     companion = _COMPANION_ZH if chinese else _COMPANION_EN
+    if (_PAST_ZH if chinese else _PAST_EN).search(before):
+        return False
     return not any(
         not companion.search(before, 0, person.start())
         for person in (_THIRD_PERSON_ZH if chinese else _THIRD_PERSON_EN).finditer(before)
@@ -262,19 +360,6 @@ def _about_speaker(text: str, start: int, chinese: bool) -> bool:
 
 def _asserted(pattern: re.Pattern, text: str, chinese: bool) -> re.Match | None:
     return next((m for m in pattern.finditer(text) if _about_speaker(text, m.start(), chinese)), None)
-
-
-def home_places(text: str) -> frozenset[str]:
-    """The places `text` says its speaker lives in (or moved to), lower case; empty if none."""
-    places: set[str] = set()
-    for match in _HOME_EN.finditer(text):
-        if _about_speaker(text, match.start(), chinese=False):
-            named = next(g for g in match.groups() if g)
-            places.update(p.lower() for p in re.split(r",\s*|\s+", named) if p.lower() not in _NOT_PLACES)
-    for match in _HOME_ZH.finditer(text):
-        if _about_speaker(text, match.start(), chinese=True):
-            places.add(match.group(1))
-    return frozenset(places)
 
 
 @lru_cache(maxsize=65536)
@@ -286,9 +371,8 @@ def life_states(text: str) -> dict[str, str | frozenset[str]]:
             if _asserted(english, text, chinese=False) or _asserted(chinese, text, chinese=True):
                 states[facet] = state
                 break
-    places = home_places(text)
-    if places:
-        states["home"] = places
+    states.update(language_skills(text, _about_speaker))
+    states.update(open_values(text, _about_speaker))
     return states
 
 
@@ -297,7 +381,7 @@ def clashes(text: str, memory_text: str) -> list[str]:
     new, old = life_states(text), life_states(memory_text)
     found = []
     for facet in new.keys() & old.keys():
-        if facet == "home":
+        if isinstance(new[facet], frozenset):
             if not (new[facet] & old[facet]):
                 found.append(facet)
         elif new[facet] != old[facet]:

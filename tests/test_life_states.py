@@ -5,7 +5,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
-from pcm.life_states import clashes, home_places, life_states
+from pcm.life_states import clashes, life_states
 
 
 @pytest.mark.parametrize(
@@ -35,6 +35,20 @@ from pcm.life_states import clashes, home_places, life_states
         ("我在华为做硬件工程师。", "work", "employed"),
         ("我在家做饭。", "work", None),
         ("我跟男朋友在一起五年了。", "partner", "partnered"),
+        ("I'm lactose intolerant, so pass the cheese board.", "dairy", "abstains"),
+        ("Split a giant milkshake with my nephew.", "dairy", "consumes"),
+        ("Got a scoop of ice cream? No, I made vegan ice cream.", "dairy", None),
+        ("My thesis advisor wants another chapter by May.", "schooling", "postgraduate"),
+        ("Sophomore year of college is way harder than I thought.", "schooling", "university"),
+        ("高三了，每天刷题到半夜。", "schooling", "high_school"),
+        ("Since graduating I've been sleeping in on weekdays.", "schooling", "graduated"),
+        ("Back in college I was vegetarian for a year.", "meat", None),
+        ("我以前抽烟，一天一包。", "smoking", None),
+        ("Your steak looks amazing!", "meat", None),
+        ("I can't speak a word of Japanese.", "skill:japanese", "lacks"),
+        ("Presented our roadmap in Japanese to the Osaka office.", "skill:japanese", "uses"),
+        ("我完全不懂德语。", "skill:german", "lacks"),
+        ("My Vue frontend finally builds.", "skill:javascript", "uses"),
     ],
 )
 def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):
@@ -51,10 +65,32 @@ def test_a_clause_about_someone_else_asserts_nothing_about_the_speaker():
 
 
 def test_home_places_are_open_values_that_clash_only_when_disjoint():
-    assert home_places("So I'm in a shared house in Headingley, Leeds, with three others.") == {"headingley", "leeds"}
+    shared_house = "So I'm in a shared house in Headingley, Leeds, with three others."
+    assert life_states(shared_house)["home"] == {"headingley", "leeds"}
     assert clashes("Walking to work is the best part of living in Edinburgh.", "I live in Leeds.") == ["home"]
     assert clashes("Living in Leeds is cheap.", "I'm in a shared house in Headingley, Leeds.") == []
     assert clashes("搬到深圳快一个月了，天天下雨。", "我现在住在杭州西湖区。") == ["home"]
+
+
+def test_employers_and_fields_of_study_are_open_values():
+    assert life_states("I'm a data analyst at Northwind Traders.")["employer"] == {"northwind", "traders"}
+    assert "employer" not in life_states("Since I lost my job at Northwind, things have been tough.")
+    assert "employer" not in life_states("My husband works at Northwind.")
+    assert clashes("Second week at Contoso and I love the team.", "I'm a data analyst at Northwind Traders.") == [
+        "employer"
+    ]
+    assert clashes("入职字节快一个月了。", "我在百度做搜索。") == ["employer"]
+    assert clashes("Loving my job at Northwind these days.", "I'm a data analyst at Northwind Traders.") == []
+    assert life_states("I'm majoring in marine biology.")["study"] == {"marine biology"}
+    assert clashes("I switched my major to history.", "I'm majoring in marine biology.") == ["study"]
+
+
+def test_a_language_someone_lacks_clashes_with_using_it():
+    assert clashes("Negotiated the whole contract in Spanish today.", "I don't speak Spanish at all.") == [
+        "skill:spanish"
+    ]
+    assert clashes("用日语跟客户开了个会。", "我日语特别差。") == ["skill:japanese"]
+    assert clashes("Wrote a small CLI in Rust.", "I can't speak Spanish.") == []
 
 
 def test_clashes_are_the_facets_with_different_states():

@@ -1,0 +1,177 @@
+"""Open-valued life facts (`pcm.life_states`): where a person lives, who employs them, what they
+study, and the languages they can or cannot use.
+
+Home, employer and field of study are open values: two statements clash when the values they name
+are disjoint ("Headingley, Leeds" and "Leeds" do not; "Amazon" and "Stripe" do). A language is a
+facet of its own, `skill:<language>`, whose states exclude each other: "I've never touched
+JavaScript" (lacks) against "got my React app building" (uses). A framework counts as its language.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+#: the words that may name a place or an organisation only at a sentence's start
+_NOT_NAMES = frozenset(
+    "the a an my our this that january february march april may june july august september october november "
+    "december monday tuesday wednesday thursday friday saturday sunday i christmas easter thanksgiving "
+    "inc llc ltd co corp of and st".split()
+)
+_NAME = r"((?-i:[A-Z][\w&'.-]*)(?:(?:,\s*|\s+)(?-i:[A-Z][\w&'.-]*))*)"
+_SUBJECT = r"(?:i|i'm|i am|i've|i have|we|we're|we are|we've)"
+
+_CHINESE_CITIES = (
+    "北京|上海|广州|深圳|杭州|成都|重庆|武汉|南京|西安|天津|苏州|长沙|郑州|青岛|大连|厦门|哈尔滨|沈阳|昆明|"
+    "济南|合肥|福州|南昌|宁波|无锡|东莞|佛山|贵阳|南宁|太原|石家庄|兰州|乌鲁木齐|呼和浩特|海口|三亚|拉萨|"
+    "香港|澳门|台北|珠海|温州|常州|大理|丽江|桂林|洛阳|烟台"
+)
+_HOME_EN = re.compile(  # case-insensitive but for the place, which is capitalised
+    rf"(?i:\b{_SUBJECT}(?:\s+(?:just|finally|recently|now|still|already|officially))*\s+"
+    rf"(?:live|living|moved|relocated|settled|based)\b(?:\s+\w+){{0,4}}?\s+(?:in|to))\s+{_NAME}|"
+    rf"(?i:\b(?:living|life|moving) in)\s+{_NAME}|"
+    rf"(?i:\b(?:my|our) (?:new )?(?:apartment|flat|house|home|place) in)\s+{_NAME}|"
+    rf"(?i:\b(?:i'?m|i am|we'?re|we are) in an? (?:\w+\s+){{0,2}}(?:house|flat|apartment) in)\s+{_NAME}"
+)
+_HOME_ZH = re.compile(rf"(?:住在|搬到了?|搬去了?|定居(?:在)?|安家(?:在)?|落户(?:在)?)({_CHINESE_CITIES})")
+
+#: companies a Chinese text names without capitals, and the short name each goes by
+_CHINESE_EMPLOYERS = {
+    "阿里巴巴": "阿里",
+    "字节跳动": "字节",
+    "蚂蚁集团": "蚂蚁",
+    "哔哩哔哩": "B站",
+    **{
+        name: name
+        for name in (
+            "阿里|腾讯|字节|百度|华为|美团|京东|网易|小米|拼多多|滴滴|快手|蚂蚁|携程|微软|谷歌|亚马逊|特斯拉|联想|"
+            "中兴|大疆|比亚迪|宁德时代|顺丰|万科|平安|新浪|搜狐|B站|小红书|蔚来|小鹏|米哈游|商汤|招商银行|工商银行|"
+            "建设银行|中国银行|农业银行|国家电网|中石油|中石化|中国移动|中国电信|中国联通|苹果公司|三星|英特尔|IBM|"
+            "甲骨文|德勤|普华永道|安永|毕马威|麦肯锡"
+        ).split("|")
+    },
+}
+_ZH_EMPLOYER = "|".join(sorted(_CHINESE_EMPLOYERS, key=len, reverse=True))
+_EMPLOYER_EN = re.compile(
+    rf"(?i:\b(?:i|we) (?:still |now |currently )?work (?:at|for)|"
+    rf"\b(?:i'?m|i am) (?:currently |now |still )?(?:working|employed|interning) (?:at|for)|"
+    rf"\b(?:i'?m|i am) (?:an?|the) (?!(?:regular|member|fan|customer|guest|patient|student|volunteer)\b)"
+    rf"(?:[\w-]+ ){{0,4}}?(?:at|for)|"
+    rf"\b(?:first|second|third|1st|2nd|3rd) (?:day|week|month) (?:at|with)|"
+    rf"\b(?:i )?(?:just )?(?:joined|started (?:working )?at|got (?:a|the) job (?:at|with)|got hired (?:at|by)|"
+    rf"accepted (?:an|the) offer (?:from|at)|(?:my )?new (?:job|role|position) at)|"
+    rf"(?<!lost )(?<!quit )(?<!left )(?<!old )\bmy (?:job|team|manager|boss|coworkers|colleagues|office) at)\s+{_NAME}"
+)
+_EMPLOYER_ZH = re.compile(
+    rf"(?:在|是)({_ZH_EMPLOYER})(?:园区|工作|上班|实习|做|当|写代码|的食堂|的员工|总部)|"
+    rf"(?:入职|加入|跳槽到|跳槽去|去了)(?:了)?({_ZH_EMPLOYER})"
+)
+
+#: a field of study: "majoring in biology", "changed my major to economics", "studying computer science at"
+_STUDY_EN = re.compile(
+    r"(?i:\bmajor(?:ing)? in|\bmy major (?:is|to)|\b(?:changed|switched) my major to|\b(?:i'?m|i am) studying|"
+    r"\bdegree in)\s+(?!(?:for|with|at|in|on|to|the|a|an|my|our|hard|late|abroad|together|tonight|all|up)\b)"
+    r"((?:[a-z]+)(?: [a-z]+){0,2}?)(?= at\b| this\b| next\b| because\b|[.,;!?]|$)"
+)
+_STUDY_ZH = re.compile(r"(?:读|学|是|转到了?|转去了?|换到了?|转了)([\u4e00-\u9fff]{2,5}?)专业")
+_STUDY_ALIASES = {"cs": "computer science", "compsci": "computer science", "econ": "economics", "bio": "biology"}
+
+#: languages and frameworks (regex → the language it is), English and Chinese
+_LANGUAGES = {
+    r"english|英语|英文": "english",
+    r"spanish|西班牙语": "spanish",
+    r"french|法语": "french",
+    r"german|德语": "german",
+    r"japanese|日语": "japanese",
+    r"korean|韩语": "korean",
+    r"italian|意大利语": "italian",
+    r"portuguese|葡萄牙语": "portuguese",
+    r"russian|俄语": "russian",
+    r"mandarin|普通话|中文": "mandarin",
+    r"cantonese|粤语": "cantonese",
+    r"arabic|阿拉伯语": "arabic",
+    r"javascript|js|react|vue|angular|node(?:\.js)?|next\.js|typescript": "javascript",
+    r"python": "python",
+    r"java(?!script)": "java",
+    r"rust": "rust",
+    r"c\+\+": "c++",
+    r"c#": "c#",
+    r"ruby|rails": "ruby",
+    r"php": "php",
+    r"kotlin": "kotlin",
+    r"swift(?:ui)?": "swift",
+    r"haskell": "haskell",
+    r"elixir": "elixir",
+    r"scala": "scala",
+    r"golang": "go",
+    r"sql": "sql",
+}
+_LANGUAGE = "(" + "|".join(_LANGUAGES) + ")"
+_LACKS_EN = re.compile(
+    rf"\b(?:never (?:touched|used|written|learned|learnt|studied|coded in|programmed in|spoken)|"
+    rf"(?:don'?t|do not|can'?t|cannot|couldn'?t) (?:speak|read|write|code in|program in|understand)|"
+    rf"(?:zero|no) experience (?:with|in)|know nothing about) (?:a word of |any |a line of )?{_LANGUAGE}\b|"
+    rf"\bmy {_LANGUAGE} is (?:terrible|awful|really bad|so bad|nonexistent)\b",
+    re.I,
+)
+_USES_EN = re.compile(
+    rf"\b(?:spoke|speaking|chatted|talked|presented|negotiated|interviewed|wrote|writing|coded|coding|built|"
+    rf"building|shipped|rewrote|debugged|debugging)(?:\s+[\w'-]+){{0,6}}?\s+in {_LANGUAGE}\b|"
+    rf"\bmy {_LANGUAGE} (?:app|project|code|codebase|component|frontend|site|script)s?\b|"
+    rf"\bfluent in {_LANGUAGE}\b|\b{_LANGUAGE} fluently\b",
+    re.I,
+)
+_LACKS_ZH = re.compile(
+    rf"(?:不会(?:说|讲|写|用)?|完全不懂|没学过|看不懂|听不懂){_LANGUAGE}|{_LANGUAGE}(?:特别|很|非常|超级|太)?(?:差|烂)",
+    re.I,
+)
+_USES_ZH = re.compile(
+    rf"用{_LANGUAGE}(?:跟|和|与|给|写|开|交流|聊|做|讲|汇报|演讲|面试)|"
+    rf"{_LANGUAGE}口语(?:很|挺|特别|非常|超)?(?:好|不错|流利)|{_LANGUAGE}(?:说得)?(?:很|挺|特别|非常)?流利",
+    re.I,
+)
+
+
+def _language(name: str) -> str:
+    return next(lang for pattern, lang in _LANGUAGES.items() if re.fullmatch(pattern, name, re.I))
+
+
+def _name_tokens(named: str) -> set[str]:
+    tokens = (re.sub(r"'s$", "", token.strip(".'-")).lower() for token in re.split(r",\s*|\s+", named))
+    return {token for token in tokens if token and token not in _NOT_NAMES}
+
+
+def _found(pattern: re.Pattern, text: str, about_speaker: Callable[[int], bool]) -> list[str]:
+    """The first non-empty group of each match of `pattern` in a clause about the speaker."""
+    return [next(g for g in m.groups() if g) for m in pattern.finditer(text) if about_speaker(m.start())]
+
+
+def home_places(text: str, about_speaker: Callable[[str, int, bool], bool]) -> frozenset[str]:
+    """The places `text` says its speaker lives in (or moved to), lower case; empty if none."""
+    english = _found(_HOME_EN, text, lambda at: about_speaker(text, at, False))
+    chinese = _found(_HOME_ZH, text, lambda at: about_speaker(text, at, True))
+    return frozenset(set().union(*map(_name_tokens, english)) | set(chinese))
+
+
+def open_values(text: str, about_speaker: Callable[[str, int, bool], bool]) -> dict[str, frozenset[str]]:
+    """Home, employer and field of study `text` names for its speaker (facet → values; absent if none)."""
+    in_english = lambda at: about_speaker(text, at, False)  # noqa: E731
+    in_chinese = lambda at: about_speaker(text, at, True)  # noqa: E731
+    employers = {t for name in _found(_EMPLOYER_EN, text, in_english) for t in _name_tokens(name)}
+    employers |= {_CHINESE_EMPLOYERS[name] for name in _found(_EMPLOYER_ZH, text, in_chinese)}
+    fields = {_STUDY_ALIASES.get(f.lower(), f.lower()) for f in _found(_STUDY_EN, text, in_english)}
+    fields |= set(_found(_STUDY_ZH, text, in_chinese))
+    values = {"home": home_places(text, about_speaker), "employer": frozenset(employers), "study": frozenset(fields)}
+    return {facet: found for facet, found in values.items() if found}
+
+
+def language_skills(text: str, about_speaker: Callable[[str, int, bool], bool]) -> dict[str, str]:
+    """`skill:<language>` → "lacks" or "uses" for each language `text` says its speaker cannot or does use
+    (lacking wins within one text: "never touched JavaScript, but this React app...")."""
+    skills: dict[str, str] = {}
+    for state, english, chinese in (("uses", _USES_EN, _USES_ZH), ("lacks", _LACKS_EN, _LACKS_ZH)):
+        for name in _found(english, text, lambda at: about_speaker(text, at, False)) + _found(
+            chinese, text, lambda at: about_speaker(text, at, True)
+        ):
+            skills[f"skill:{_language(name)}"] = state
+    return skills

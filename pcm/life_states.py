@@ -232,7 +232,7 @@ FACETS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ),
         (
             "has",
-            r"\bmy (?:(?:big|little|older|younger|twin|kid) )?(?:brother|sister|siblings|bro|sis)\b",
+            r"\bmy (?:(?:big|little|older|younger|twin|kid) )?(?:brother|sister|siblings|bro|sis)\b(?!-in-law)",
             r"我(?:的)?(?:哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹)(?!夫|们)",
         ),
     ),

@@ -45,6 +45,8 @@ from pcm.life_states import clashes, life_states
         ("Back in college I was vegetarian for a year.", "meat", None),
         ("我以前抽烟，一天一包。", "smoking", None),
         ("Your steak looks amazing!", "meat", None),
+        ("My sister-in-law is staying with us.", "siblings", None),
+        ("My little brother just got his license.", "siblings", "has"),
         ("I can't speak a word of Japanese.", "skill:japanese", "lacks"),
         ("Presented our roadmap in Japanese to the Osaka office.", "skill:japanese", "uses"),
         ("我完全不懂德语。", "skill:german", "lacks"),

@@ -23,10 +23,11 @@ SUPPORTING = "Spent the whole day at Google tuning the search ranking code."
 
 
 def forced(ctx, level):
-    """Thresholds that put any non-negative S_eff of the nll scorer in the wanted band."""
+    """Thresholds that put any non-negative S_eff of the nll scorer in the wanted band (the life-state
+    guard, which would send PROBE's new employer to correction in any band, off)."""
     bands = {"low": (1e6, 2e6), "medium": (-1.0, 1e6), "high": (-2.0, -1.0)}
     low, high = bands[level]
-    return ctx.replace(router="threshold", scorer="nll", theta_low=low, theta_high=high)
+    return ctx.replace(router="threshold", scorer="nll", theta_low=low, theta_high=high, life_states=False)
 
 
 @pytest.mark.parametrize("level,agent", [("high", "correction"), ("medium", "profiling"), ("low", "maintenance")])

@@ -161,7 +161,11 @@ def open_values(text: str, about_speaker: Callable[[str, int, bool], bool]) -> d
     employers |= {_CHINESE_EMPLOYERS[name] for name in _found(_EMPLOYER_ZH, text, in_chinese)}
     fields = {_STUDY_ALIASES.get(f.lower(), f.lower()) for f in _found(_STUDY_EN, text, in_english)}
     fields |= set(_found(_STUDY_ZH, text, in_chinese))
-    values = {"home": home_places(text, about_speaker), "employer": frozenset(employers), "study": frozenset(fields)}
+    values = {
+        "home": home_places(text, about_speaker),
+        "employer": frozenset(employers),
+        "study": frozenset(fields),
+    }
     return {facet: found for facet, found in values.items() if found}
 
 

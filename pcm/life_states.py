@@ -63,7 +63,7 @@ def _compiled() -> dict[str, tuple[tuple[str, re.Pattern, re.Pattern], ...]]:
 
 def _about_speaker(text: str, start: int, chinese: bool) -> bool:
     """Whether the clause holding `text[start]` is about the speaker now: nothing before the match in
-    its clause names a third person, except as a companion ("with my sister", "跟同事"), or the past."""
+    its clause speaks of the past or names another person, except as company ("with my sister", "跟同事")."""
     ends = [m.end() for m in _CLAUSE_END.finditer(text, 0, start)]
     before = text[ends[-1] if ends else 0 : start]
     companion = _COMPANION_ZH if chinese else _COMPANION_EN
@@ -81,7 +81,8 @@ def _asserted(pattern: re.Pattern, text: str, chinese: bool) -> re.Match | None:
 
 @lru_cache(maxsize=65536)
 def life_states(text: str) -> dict[str, str | frozenset[str]]:
-    """The state of each facet `text` asserts about its speaker (facet → state; "home" → places)."""
+    """The state of each facet `text` asserts about its speaker (facet → state; an open value such as
+    "home" → the set of values named)."""
     states: dict[str, str | frozenset[str]] = {}
     for facet, options in _compiled().items():
         for state, english, chinese in options:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+#: `pcm.life_states`' test of whether the clause holding `text[start]` is about the speaker now
+AboutSpeaker = Callable[[str, int, bool], bool]
+
 #: the words that may name a place or an organisation only at a sentence's start
 _NOT_NAMES = frozenset(
     "the a an my our this that january february march april may june july august september october november "
@@ -141,26 +144,24 @@ def _name_tokens(named: str) -> set[str]:
     return {token for token in tokens if token and token not in _NOT_NAMES}
 
 
-def _found(pattern: re.Pattern, text: str, about_speaker: Callable[[int], bool]) -> list[str]:
+def _found(pattern: re.Pattern, text: str, about_speaker: AboutSpeaker, chinese: bool) -> list[str]:
     """The first non-empty group of each match of `pattern` in a clause about the speaker."""
-    return [next(g for g in m.groups() if g) for m in pattern.finditer(text) if about_speaker(m.start())]
+    return [next(g for g in m.groups() if g) for m in pattern.finditer(text) if about_speaker(text, m.start(), chinese)]
 
 
-def home_places(text: str, about_speaker: Callable[[str, int, bool], bool]) -> frozenset[str]:
+def home_places(text: str, about_speaker: AboutSpeaker) -> frozenset[str]:
     """The places `text` says its speaker lives in (or moved to), lower case; empty if none."""
-    english = _found(_HOME_EN, text, lambda at: about_speaker(text, at, False))
-    chinese = _found(_HOME_ZH, text, lambda at: about_speaker(text, at, True))
+    english = _found(_HOME_EN, text, about_speaker, chinese=False)
+    chinese = _found(_HOME_ZH, text, about_speaker, chinese=True)
     return frozenset(set().union(*map(_name_tokens, english)) | set(chinese))
 
 
-def open_values(text: str, about_speaker: Callable[[str, int, bool], bool]) -> dict[str, frozenset[str]]:
+def open_values(text: str, about_speaker: AboutSpeaker) -> dict[str, frozenset[str]]:
     """Home, employer and field of study `text` names for its speaker (facet → values; absent if none)."""
-    in_english = lambda at: about_speaker(text, at, False)  # noqa: E731
-    in_chinese = lambda at: about_speaker(text, at, True)  # noqa: E731
-    employers = {t for name in _found(_EMPLOYER_EN, text, in_english) for t in _name_tokens(name)}
-    employers |= {_CHINESE_EMPLOYERS[name] for name in _found(_EMPLOYER_ZH, text, in_chinese)}
-    fields = {_STUDY_ALIASES.get(f.lower(), f.lower()) for f in _found(_STUDY_EN, text, in_english)}
-    fields |= set(_found(_STUDY_ZH, text, in_chinese))
+    employers = {t for name in _found(_EMPLOYER_EN, text, about_speaker, False) for t in _name_tokens(name)}
+    employers |= {_CHINESE_EMPLOYERS[name] for name in _found(_EMPLOYER_ZH, text, about_speaker, True)}
+    fields = {_STUDY_ALIASES.get(f.lower(), f.lower()) for f in _found(_STUDY_EN, text, about_speaker, False)}
+    fields |= set(_found(_STUDY_ZH, text, about_speaker, True))
     values = {
         "home": home_places(text, about_speaker),
         "employer": frozenset(employers),
@@ -169,13 +170,11 @@ def open_values(text: str, about_speaker: Callable[[str, int, bool], bool]) -> d
     return {facet: found for facet, found in values.items() if found}
 
 
-def language_skills(text: str, about_speaker: Callable[[str, int, bool], bool]) -> dict[str, str]:
+def language_skills(text: str, about_speaker: AboutSpeaker) -> dict[str, str]:
     """`skill:<language>` → "lacks" or "uses" for each language `text` says its speaker cannot or does use
     (lacking wins within one text: "never touched JavaScript, but this React app...")."""
     skills: dict[str, str] = {}
     for state, english, chinese in (("uses", _USES_EN, _USES_ZH), ("lacks", _LACKS_EN, _LACKS_ZH)):
-        for name in _found(english, text, lambda at: about_speaker(text, at, False)) + _found(
-            chinese, text, lambda at: about_speaker(text, at, True)
-        ):
+        for name in _found(english, text, about_speaker, False) + _found(chinese, text, about_speaker, True):
             skills[f"skill:{_language(name)}"] = state
     return skills

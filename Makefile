@@ -13,7 +13,7 @@ LONG_BLIND ?= evals/data/scenarios_long_blind.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 ENTITIES ?= evals/data/entities_dev.jsonl
 
-.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-entities bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
+.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-entities bench-life-states bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -67,6 +67,9 @@ bench-followups: install
 # file (ENTITIES=evals/data/entities_test.jsonl) is for a final, figures-only run.
 bench-entities: install
 	$(PY) -m evals entities --data $(ENTITIES) --out results/entities $(if $(findstring _dev,$(ENTITIES)),--errors,)
+
+bench-life-states: install
+	$(PY) -m evals life-states $(if $(PAIRS),--pairs $(PAIRS),) --out results/life-states
 
 # The report marks the conversations a shipped model was fitted on (those the calibration file records:
 # `make calibrate --chat`), and gives the correction share and routing on/off over all and over the others.

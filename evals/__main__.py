@@ -495,6 +495,32 @@ def entities(
     typer.echo((out / "report.md").read_text(encoding="utf-8"))
 
 
+@app.command("life-states")
+def life_states_command(
+    pairs: list[Path] = typer.Option(
+        [Path(__file__).resolve().parents[1] / "training" / "relation_pairs"],
+        help="labelled pair files or folders (default: the relation model's training pairs)",
+    ),
+    out: Path = typer.Option(Path("results/life-states"), help="output folder"),
+) -> None:
+    """How far the life-state table reaches: the contradictions on which it finds a clash, by kind
+    and language, and the consistent and novel pairs it would wrongly send to correction."""
+    from evals.bench.life_state_reach import load_labelled_pairs, report, table_reach
+
+    _setup_logging()
+    try:
+        rows = load_labelled_pairs(pairs)
+    except (FileNotFoundError, ValueError) as error:
+        raise typer.BadParameter(str(error)) from error
+    source = ", ".join(map(str, pairs))
+    results = {"pairs_from": source, "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    results.update(table_reach(rows))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text(report(results, source) + "\n", encoding="utf-8")
+    typer.echo(report(results, source))
+
+
 @app.command()
 def llm(
     data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),

@@ -1,0 +1,91 @@
+"""How far the life-state table (`pcm.life_states`) reaches, on labelled (memory, statement) pairs:
+the share of contradictions on which it finds a clash (its recall, by kind and language) and the
+share of consistent and novel pairs on which it wrongly does (false clashes).
+
+The table routes a turn to correction outright, so a false clash costs a true memory; the scenario
+files hold few revisions each, so this is where its precision and its reach are measured at scale.
+By default the pairs are the relation model's training pairs (`training/relation_pairs/`, written
+for the project: implicit and explicit contradictions, traps, near misses, a fifth in Chinese). Any
+file of the same shape works: one {"id", "lang", "memory", "statement", "label"} per line, with an
+optional "kind" or "category" to break contradictions down by.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from evals.jsonl import numbered_records
+from pcm.life_states import clashes
+from pcm.perception.relation import RELATIONS
+
+REQUIRED = ("id", "lang", "memory", "statement", "label")
+
+
+def load_labelled_pairs(paths: list[Path]) -> list[dict]:
+    """The pairs of each file (a folder: its .jsonl files); a line missing a field or with an unknown
+    label is an error naming it."""
+    files = [f for p in paths for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]
+    pairs = []
+    for file in files:
+        for number, row in numbered_records(file):
+            if any(k not in row for k in REQUIRED) or row["label"] not in RELATIONS:
+                raise ValueError(f"{file}:{number}: needs {', '.join(REQUIRED)} and a label in {RELATIONS}")
+            pairs.append(row)
+    if not pairs:
+        raise ValueError(f"no pairs in {', '.join(map(str, paths))}")
+    return pairs
+
+
+def _share(hits: Counter, totals: Counter) -> dict[str, dict]:
+    return {
+        str(key): {"pairs": totals[key], "clashes": hits[key], "share": round(hits[key] / totals[key], 4)}
+        for key in sorted(totals)
+    }
+
+
+def table_reach(pairs: list[dict]) -> dict:
+    """Clashes found per label, per (label, language) and per kind of contradiction; the false
+    clashes listed (consistent and novel pairs the table would send to correction)."""
+    hits, totals = Counter(), Counter()
+    by_language, language_totals = Counter(), Counter()
+    by_kind, kind_totals = Counter(), Counter()
+    false_clashes = []
+    for pair in pairs:
+        found = clashes(pair["statement"], pair["memory"])
+        label, language = pair["label"], pair["lang"]
+        totals[label] += 1
+        hits[label] += bool(found)
+        language_totals[f"{label} {language}"] += 1
+        by_language[f"{label} {language}"] += bool(found)
+        if label == "contradiction":
+            kind = pair.get("kind") or pair.get("category") or "unlabelled"
+            kind_totals[f"{kind} {language}"] += 1
+            by_kind[f"{kind} {language}"] += bool(found)
+        elif found:
+            false_clashes.append({"id": pair["id"], "facets": found})
+    return {
+        "pairs": len(pairs),
+        "by_label": _share(hits, totals),
+        "by_label_and_language": _share(by_language, language_totals),
+        "contradictions_by_kind": _share(by_kind, kind_totals),
+        "false_clashes": false_clashes,
+    }
+
+
+def report(results: dict, source: str) -> str:
+    """A Markdown report of `table_reach`'s results on the pairs of `source`."""
+    lines = [
+        f"# Life-state table reach on {source} ({results['pairs']} pairs)",
+        "",
+        "| pairs | count | clashes found | share |",
+        "|---|---|---|---|",
+    ]
+    for section in ("by_label", "by_label_and_language", "contradictions_by_kind"):
+        for key, row in results[section].items():
+            name = key if section != "contradictions_by_kind" else f"contradiction: {key}"
+            lines.append(f"| {name} | {row['pairs']} | {row['clashes']} | {row['share']:.3f} |")
+    wrong = results["false_clashes"]
+    lines += ["", f"False clashes (consistent or novel pairs sent to correction): {len(wrong)}"]
+    lines += [f"- {w['id']}: {', '.join(w['facets'])}" for w in wrong]
+    return "\n".join(lines)

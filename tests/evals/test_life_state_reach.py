@@ -1,0 +1,107 @@
+"""`python -m evals life-states`: the life-state table's reach and false clashes on labelled pairs."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from evals.__main__ import app
+from evals.bench.life_state_reach import load_labelled_pairs, table_reach
+from evals.fit.relation_pairs import TRAINING_DIR
+
+PAIRS = [
+    # an implicit revision the table reads (meat: abstains → consumes)
+    {
+        "id": "a",
+        "lang": "en",
+        "memory": "I've been vegetarian for eleven years.",
+        "statement": "Smoked a pork shoulder for nine hours yesterday.",
+        "label": "contradiction",
+        "kind": "implicit",
+    },
+    # one it cannot read (world knowledge: Alfama is in Lisbon)
+    {
+        "id": "b",
+        "lang": "en",
+        "memory": "Right now I'm stuck in Frankfurt.",
+        "statement": "Having breakfast on my balcony in Alfama.",
+        "label": "contradiction",
+        "kind": "implicit",
+    },
+    {
+        "id": "c",
+        "lang": "en",
+        "memory": "I'm vegetarian.",
+        "statement": "Made a huge lentil curry tonight.",
+        "label": "consistent",
+    },
+    # a false clash the table makes: skipping shrimp is read as eating seafood
+    {
+        "id": "d",
+        "lang": "en",
+        "memory": "I can't eat shellfish, I get hives.",
+        "statement": "Skipped the shrimp cocktail at the party and stuck to the cheese board.",
+        "label": "consistent",
+    },
+    {"id": "e", "lang": "zh", "memory": "我吃素好几年了。", "statement": "打算再养一只猫。", "label": "novel"},
+]
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_reach_counts_clashes_per_label_kind_and_language_and_lists_false_clashes(tmp_path):
+    results = table_reach(load_labelled_pairs([_write(tmp_path / "p.jsonl", PAIRS)]))
+    assert results["pairs"] == 5
+    assert results["by_label"]["contradiction"] == {"pairs": 2, "clashes": 1, "share": 0.5}
+    assert results["by_label"]["consistent"] == {"pairs": 2, "clashes": 1, "share": 0.5}
+    assert results["by_label"]["novel"] == {"pairs": 1, "clashes": 0, "share": 0.0}
+    assert results["contradictions_by_kind"]["implicit en"]["clashes"] == 1
+    assert results["by_label_and_language"]["novel zh"]["pairs"] == 1
+    assert results["false_clashes"] == [{"id": "d", "facets": ["seafood"]}]
+
+
+def test_a_malformed_pair_is_an_error_naming_its_line_and_the_command_writes_nothing(tmp_path):
+    bad = _write(tmp_path / "bad.jsonl", [PAIRS[0], {**PAIRS[2], "label": "maybe"}])
+    with pytest.raises(ValueError, match=r"bad.jsonl:2"):
+        load_labelled_pairs([bad])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["life-states", "--pairs", str(bad), "--out", str(out)])
+    assert result.exit_code != 0 and "bad.jsonl:2" in result.output
+    assert not out.exists()
+
+
+def test_the_command_reports_on_a_folder_of_pair_files(tmp_path):
+    folder = tmp_path / "pairs"
+    folder.mkdir()
+    _write(folder / "one.jsonl", PAIRS[:2])
+    _write(folder / "two.jsonl", PAIRS[2:])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["life-states", "--pairs", str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert saved["pairs"] == 5 and saved["by_label"]["contradiction"]["clashes"] == 1
+    assert "| contradiction | 2 | 1 | 0.500 |" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_table_sends_almost_no_consistent_or_novel_training_pair_to_correction():
+    """Precision at scale: on the 2,682 consistent and novel training pairs (traps with shared words,
+    near misses, other people's traits) the table found 4 false clashes on 2026-11-29."""
+    results = table_reach(load_labelled_pairs([TRAINING_DIR]))
+    wrong = results["by_label"]["consistent"]["clashes"] + results["by_label"]["novel"]["clashes"]
+    checked = results["by_label"]["consistent"]["pairs"] + results["by_label"]["novel"]["pairs"]
+    assert checked > 2500 and wrong <= 0.003 * checked
+
+
+def test_the_blind_pair_file_keeps_its_written_rules():
+    """evals/data/pairs_blind.jsonl, written blind to the code: 150 pairs, 70 implicit contradictions,
+    40 consistent and 40 novel, a fifth in Chinese, unique ids."""
+    from collections import Counter
+    from pathlib import Path
+
+    rows = load_labelled_pairs([Path(__file__).resolve().parents[2] / "evals" / "data" / "pairs_blind.jsonl"])
+    assert len(rows) == 150 and len({r["id"] for r in rows}) == 150
+    assert Counter(r["label"] for r in rows) == {"contradiction": 70, "consistent": 40, "novel": 40}
+    assert Counter(r["lang"] for r in rows)["zh"] == 30

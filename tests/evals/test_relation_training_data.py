@@ -8,7 +8,8 @@ history; otherwise each history message, the one holding `outdated` among them) 
 pair's memory AND its probe near-copies the pair's statement. Every evaluation file is read, each
 by its shape: `evals/data/*.jsonl` (level scenarios; follow-ups, whose probe is judged like a
 scenario's and whose later messages are compared, unlabelled, with the history and the probe;
-entity files, one text each, which judge no memory and meet only the exact-copy rule) and the
+entity files, one text each, which judge no memory and meet only the exact-copy rule; labelled
+pairs, judged as a training pair is) and the
 shared `../shared/datasets/pcm_scenarios/dev.jsonl` (read in place, when present), against every
 jsonl under `training/`. A record of another shape fails the test until it is taught to read it.
 
@@ -207,6 +208,8 @@ def messages(record: dict) -> list[str]:
         return [record["text"]]
     if set(record) == {"file", "id", "query"}:
         return [record["query"]]
+    if {"memory", "statement", "label"} <= set(record):  # a labelled pair (pairs_blind.jsonl)
+        return [record["memory"], record["statement"]]
     raise ValueError(f"an evaluation record of unknown shape ({sorted(record)}): teach this test to read it")
 
 
@@ -224,6 +227,8 @@ def judgements(record: dict) -> list[Case]:
     """A scenario's history (or the message `revised_index` names) and probe; a follow-up message
     against the history and the probe, unlabelled; none for a record that judges no memory (an
     entity file's text)."""
+    if "statement" in record:  # a labelled pair judges its memory as a training pair does
+        return [Case([record["memory"]], record["statement"], {record["label"]})]
     if "probe" not in record:
         return []
     if "expected_level" in record:

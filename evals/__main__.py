@@ -505,11 +505,12 @@ def life_states_command(
 ) -> None:
     """How far the life-state table reaches: the contradictions on which it finds a clash, by kind
     and language, and the consistent and novel pairs it would wrongly send to correction."""
-    from evals.bench.life_state_reach import load_labelled_pairs, report, table_reach
+    from evals.bench.life_state_reach import report, table_reach
+    from evals.fit.relation_pairs import load_pairs
 
     _setup_logging()
     try:
-        rows = load_labelled_pairs(pairs)
+        rows = load_pairs(*pairs)
     except (FileNotFoundError, ValueError) as error:
         raise typer.BadParameter(str(error)) from error
     source = ", ".join(map(str, pairs))

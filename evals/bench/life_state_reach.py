@@ -6,35 +6,16 @@ The table routes a turn to correction outright, so a false clash costs a true me
 files hold few revisions each, so this is where its precision and its reach are measured at scale.
 By default the pairs are the relation model's training pairs (`training/relation_pairs/`, written
 for the project: implicit and explicit contradictions, traps, near misses, a fifth in Chinese). Any
-file of the same shape works: one {"id", "lang", "memory", "statement", "label"} per line, with an
-optional "kind" or "category" to break contradictions down by.
+file of the same shape works, one {"id", "lang", "memory", "statement", "label"} per line with an
+optional "kind" or "category" to break contradictions down by (`evals.fit.relation_pairs.load_pairs`
+reads both).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
-from evals.jsonl import numbered_records
 from pcm.life_states import clashes
-from pcm.perception.relation import RELATIONS
-
-REQUIRED = ("id", "lang", "memory", "statement", "label")
-
-
-def load_labelled_pairs(paths: list[Path]) -> list[dict]:
-    """The pairs of each file (a folder: its .jsonl files); a line missing a field or with an unknown
-    label is an error naming it."""
-    files = [f for p in paths for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]
-    pairs = []
-    for file in files:
-        for number, row in numbered_records(file):
-            if any(k not in row for k in REQUIRED) or row["label"] not in RELATIONS:
-                raise ValueError(f"{file}:{number}: needs {', '.join(REQUIRED)} and a label in {RELATIONS}")
-            pairs.append(row)
-    if not pairs:
-        raise ValueError(f"no pairs in {', '.join(map(str, paths))}")
-    return pairs
 
 
 def _share(hits: Counter, totals: Counter) -> dict[str, dict]:

@@ -5,25 +5,32 @@ router's scenarios built from the pairs, `evals.fit.router_pairs`)."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
+from evals.jsonl import numbered_records
 from pcm.perception.relation import RELATIONS
 
 TRAINING_DIR = Path(__file__).resolve().parents[2] / "training" / "relation_pairs"
 
 
-def load_pairs(folder: Path = TRAINING_DIR) -> list[dict]:
-    rows = [
-        json.loads(line)
-        for file in sorted(folder.glob("*.jsonl"))
-        for line in file.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
-    for row in rows:
-        if row.get("label") not in RELATIONS:
-            raise ValueError(f"pair {row.get('id')}: unknown label {row.get('label')!r}")
-    return rows
+#: what every labelled pair holds (a training pair also names its group, area and kind)
+REQUIRED = ("id", "lang", "memory", "statement", "label")
+
+
+def load_pairs(*paths: Path) -> list[dict]:
+    """The labelled pairs of each file (a folder: its .jsonl files in name order; by default the
+    training pairs); a line that is not JSON, misses a field or has an unknown label is an error
+    naming it."""
+    files = [f for p in paths or (TRAINING_DIR,) for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]
+    pairs = []
+    for file in files:
+        for number, row in numbered_records(file):
+            if any(k not in row for k in REQUIRED) or row["label"] not in RELATIONS:
+                raise ValueError(f"{file}:{number}: needs {', '.join(REQUIRED)} and a label in {RELATIONS}")
+            pairs.append(row)
+    if not pairs:
+        raise ValueError(f"no pairs in {', '.join(map(str, paths or (TRAINING_DIR,)))}")
+    return pairs
 
 
 def stable_key(seed: int, *parts: str) -> bytes:

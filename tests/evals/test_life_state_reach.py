@@ -7,8 +7,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evals.__main__ import app
-from evals.bench.life_state_reach import load_labelled_pairs, table_reach
-from evals.fit.relation_pairs import TRAINING_DIR
+from evals.bench.life_state_reach import table_reach
+from evals.fit.relation_pairs import load_pairs
 
 PAIRS = [
     # an implicit revision the table reads (meat: abstains → consumes)
@@ -54,7 +54,7 @@ def _write(path, rows):
 
 
 def test_reach_counts_clashes_per_label_kind_and_language_and_lists_false_clashes(tmp_path):
-    results = table_reach(load_labelled_pairs([_write(tmp_path / "p.jsonl", PAIRS)]))
+    results = table_reach(load_pairs(_write(tmp_path / "p.jsonl", PAIRS)))
     assert results["pairs"] == 5
     assert results["by_label"]["contradiction"] == {"pairs": 2, "clashes": 1, "share": 0.5}
     assert results["by_label"]["consistent"] == {"pairs": 2, "clashes": 1, "share": 0.5}
@@ -67,7 +67,7 @@ def test_reach_counts_clashes_per_label_kind_and_language_and_lists_false_clashe
 def test_a_malformed_pair_is_an_error_naming_its_line_and_the_command_writes_nothing(tmp_path):
     bad = _write(tmp_path / "bad.jsonl", [PAIRS[0], {**PAIRS[2], "label": "maybe"}])
     with pytest.raises(ValueError, match=r"bad.jsonl:2"):
-        load_labelled_pairs([bad])
+        load_pairs(bad)
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["life-states", "--pairs", str(bad), "--out", str(out)])
     # the message sits in a box that wraps a long temporary path: compare without the box and spaces
@@ -91,7 +91,7 @@ def test_the_command_reports_on_a_folder_of_pair_files(tmp_path):
 def test_the_table_sends_almost_no_consistent_or_novel_training_pair_to_correction():
     """Precision at scale: on the 2,682 consistent and novel training pairs (traps with shared words,
     near misses, other people's traits) the table found 4 false clashes on 2026-11-29."""
-    results = table_reach(load_labelled_pairs([TRAINING_DIR]))
+    results = table_reach(load_pairs())
     wrong = results["by_label"]["consistent"]["clashes"] + results["by_label"]["novel"]["clashes"]
     checked = results["by_label"]["consistent"]["pairs"] + results["by_label"]["novel"]["pairs"]
     assert checked > 2500 and wrong <= 0.003 * checked
@@ -104,7 +104,7 @@ def test_the_blind_pair_file_keeps_its_written_rules():
     from collections import Counter
     from pathlib import Path
 
-    rows = load_labelled_pairs([Path(__file__).resolve().parents[2] / "evals" / "data" / "pairs_blind.jsonl"])
+    rows = load_pairs(Path(__file__).resolve().parents[2] / "evals" / "data" / "pairs_blind.jsonl")
     assert len(rows) == 149 and len({r["id"] for r in rows}) == 149
     assert Counter(r["label"] for r in rows) == {"contradiction": 70, "consistent": 39, "novel": 40}
     assert Counter(r["lang"] for r in rows)["zh"] == 29

@@ -498,22 +498,21 @@ def entities(
 @app.command("life-states")
 def life_states_command(
     pairs: list[Path] = typer.Option(
-        [Path(__file__).resolve().parents[1] / "training" / "relation_pairs"],
-        help="labelled pair files or folders (default: the relation model's training pairs)",
+        [], help="labelled pair files or folders (none: the relation model's training pairs)"
     ),
     out: Path = typer.Option(Path("results/life-states"), help="output folder"),
 ) -> None:
     """How far the life-state table reaches: the contradictions on which it finds a clash, by kind
     and language, and the consistent and novel pairs it would wrongly send to correction."""
     from evals.bench.life_state_reach import report, table_reach
-    from evals.fit.relation_pairs import load_pairs
+    from evals.fit.relation_pairs import TRAINING_DIR, load_pairs
 
     _setup_logging()
     try:
         rows = load_pairs(*pairs)
     except (FileNotFoundError, ValueError) as error:
         raise typer.BadParameter(str(error)) from error
-    source = ", ".join(map(str, pairs))
+    source = ", ".join(map(str, pairs or [TRAINING_DIR]))
     results = {"pairs_from": source, "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     results.update(table_reach(rows))
     out.mkdir(parents=True, exist_ok=True)

@@ -17,41 +17,35 @@ from collections import Counter
 
 from pcm.life_states import clashes
 
-
-def _share(hits: Counter, totals: Counter) -> dict[str, dict]:
-    return {
-        str(key): {"pairs": totals[key], "clashes": hits[key], "share": round(hits[key] / totals[key], 4)}
-        for key in sorted(totals)
-    }
+SECTIONS = ("by_label", "by_label_and_language", "contradictions_by_kind")
 
 
 def table_reach(pairs: list[dict]) -> dict:
     """Clashes found per label, per (label, language) and per kind of contradiction; the false
     clashes listed (consistent and novel pairs the table would send to correction)."""
-    hits, totals = Counter(), Counter()
-    by_language, language_totals = Counter(), Counter()
-    by_kind, kind_totals = Counter(), Counter()
+    totals = {section: Counter() for section in SECTIONS}
+    hits = {section: Counter() for section in SECTIONS}
     false_clashes = []
     for pair in pairs:
         found = clashes(pair["statement"], pair["memory"])
         label, language = pair["label"], pair["lang"]
-        totals[label] += 1
-        hits[label] += bool(found)
-        language_totals[f"{label} {language}"] += 1
-        by_language[f"{label} {language}"] += bool(found)
+        keys = {"by_label": label, "by_label_and_language": f"{label} {language}"}
         if label == "contradiction":
             kind = pair.get("kind") or pair.get("category") or "unlabelled"
-            kind_totals[f"{kind} {language}"] += 1
-            by_kind[f"{kind} {language}"] += bool(found)
+            keys["contradictions_by_kind"] = f"{kind} {language}"
         elif found:
             false_clashes.append({"id": pair["id"], "facets": found})
-    return {
-        "pairs": len(pairs),
-        "by_label": _share(hits, totals),
-        "by_label_and_language": _share(by_language, language_totals),
-        "contradictions_by_kind": _share(by_kind, kind_totals),
-        "false_clashes": false_clashes,
+        for section, key in keys.items():
+            totals[section][key] += 1
+            hits[section][key] += bool(found)
+    shares = {
+        section: {
+            key: {"pairs": n, "clashes": hits[section][key], "share": round(hits[section][key] / n, 4)}
+            for key, n in sorted(totals[section].items())
+        }
+        for section in SECTIONS
     }
+    return {"pairs": len(pairs), **shares, "false_clashes": false_clashes}
 
 
 def report(results: dict, source: str) -> str:
@@ -62,7 +56,7 @@ def report(results: dict, source: str) -> str:
         "| pairs | count | clashes found | share |",
         "|---|---|---|---|",
     ]
-    for section in ("by_label", "by_label_and_language", "contradictions_by_kind"):
+    for section in SECTIONS:
         for key, row in results[section].items():
             name = key if section != "contradictions_by_kind" else f"contradiction: {key}"
             lines.append(f"| {name} | {row['pairs']} | {row['clashes']} | {row['share']:.3f} |")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+from bisect import bisect_right
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -64,8 +65,31 @@ def _read_scenario_file(path: Path) -> list[dict]:
         missing = [k for k in REQUIRED if k not in row]
         if missing or row["expected_level"] not in LEVELS:
             raise ValueError(f"{path}:{number}: bad scenario (missing {missing} or unknown level)")
+        problem = session_problem(row)
+        if problem:
+            raise ValueError(f"{path}:{number}: bad sessions: {problem}")
         rows.append(row)
     return rows
+
+
+def session_problem(row: dict) -> str | None:
+    """What is wrong with a scenario's sessions, if anything: `session_starts` (the index of each
+    session's first history message: 0 first, increasing, inside the history) and `session_dates`
+    (ISO dates, one per session, not going back) come together or not at all."""
+    starts, dates = row.get("session_starts"), row.get("session_dates")
+    if starts is None and dates is None:
+        return None
+    if not isinstance(starts, list) or not isinstance(dates, list) or len(starts) != len(dates) or not starts:
+        return "session_starts and session_dates must be lists of the same non-zero length"
+    if starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:])) or starts[-1] >= len(row["history"]):
+        return f"session_starts {starts} must start at 0, increase and lie inside the history"
+    try:
+        days = [date.fromisoformat(d) for d in dates]
+    except (TypeError, ValueError):
+        return f"session_dates {dates} must be ISO dates (YYYY-MM-DD)"
+    if any(b < a for a, b in zip(days, days[1:])):
+        return f"session_dates {dates} must not go back in time"
+    return None
 
 
 def translated_queries(rows: list[dict], data: str | Path, queries: str | Path) -> list[dict]:
@@ -180,9 +204,18 @@ def pair_verdict_level(relations: dict[str, dict[str, float]] | None) -> str:
     return LEVEL_OF_RELATION[max(verdict, key=verdict.get)]
 
 
-def replay_moment(index: int) -> str:
-    """The timestamp of a scenario's `index`-th message (0-based) in a replay."""
-    return (REPLAY_START + timedelta(seconds=index)).isoformat()
+def replay_moment(index: int, scenario: dict | None = None) -> str:
+    """The timestamp of a scenario's `index`-th message (0-based) in a replay: a second after the
+    message before it, from `REPLAY_START`; in a scenario told over sessions (`session_starts`,
+    `session_dates`), a second after its session's start, which is the session's date at
+    `REPLAY_START`'s time of day. The probe closes the last session. Told weeks apart, a session's
+    first turn has no preceding context and unconfirmed hypotheses decay in between, as in use."""
+    starts = (scenario or {}).get("session_starts")
+    if not starts:
+        return (REPLAY_START + timedelta(seconds=index)).isoformat()
+    session = bisect_right(starts, index) - 1
+    began = datetime.combine(date.fromisoformat(scenario["session_dates"][session]), REPLAY_START.timetz())
+    return (began + timedelta(seconds=index - starts[session])).isoformat()
 
 
 def run_scenarios(
@@ -206,7 +239,7 @@ def run_scenarios(
             user = f"scenario-{scenario['id']}"
             trajectory = []
             for index, message in enumerate([*scenario["history"], scenario["probe"]]):
-                out = pcm.process(message, user_id=user, timestamp=replay_moment(index))
+                out = pcm.process(message, user_id=user, timestamp=replay_moment(index, scenario))
                 trajectory.append(_tracked_weights(pcm.memory(user), scenario))
             packet = out["surprisal"]
             found = pcm.search(scenario["query"], user_id=user, top_k=20)

@@ -380,12 +380,63 @@ def test_a_scenario_replays_on_a_fixed_clock_not_the_day_it_runs(tmp_path, monke
         "current": "Porto",
         "outdated": "Leeds",
     }
-    record = run_scenarios(
-        [scenario], load_context(data_dir=str(tmp_path), router="threshold", scorer="hybrid"), progress=False
-    )[0]
-    assert said_at == [replay_moment(0), replay_moment(1), replay_moment(2)]
+    told_over_sessions = {
+        **scenario,
+        "id": "s2",
+        "history": ["I'm a nurse on the night shift.", "Any tips for sleeping by day?", "I live in Leeds."],
+        "session_starts": [0, 2],
+        "session_dates": ["2025-03-01", "2025-04-12"],
+    }
+    records = run_scenarios(
+        [scenario, told_over_sessions],
+        load_context(data_dir=str(tmp_path), router="threshold", scorer="hybrid"),
+        progress=False,
+    )
+    assert said_at[:3] == [replay_moment(0), replay_moment(1), replay_moment(2)]
     assert datetime.fromisoformat(said_at[2]) - REPLAY_START == timedelta(seconds=2)
-    assert record.level in ("low", "medium", "high")
+    assert all(record.level in ("low", "medium", "high") for record in records)
+    # a scenario told over sessions is said on its sessions' dates; the probe closes the last one
+    assert said_at[3:] == [
+        "2025-03-01T09:00:00+00:00",
+        "2025-03-01T09:00:01+00:00",
+        "2025-04-12T09:00:00+00:00",
+        "2025-04-12T09:00:01+00:00",
+    ]
+
+
+@pytest.mark.parametrize(
+    "sessions, problem",
+    [
+        ({"session_starts": [0, 2]}, "same non-zero length"),
+        ({"session_starts": [1], "session_dates": ["2025-03-01"]}, "must start at 0"),
+        ({"session_starts": [0, 0], "session_dates": ["2025-03-01", "2025-03-02"]}, "must start at 0, increase"),
+        ({"session_starts": [0, 3], "session_dates": ["2025-03-01", "2025-03-02"]}, "inside the history"),
+        ({"session_starts": [0, 1], "session_dates": ["2025-03-01", "March 2"]}, "ISO dates"),
+        ({"session_starts": [0, 1], "session_dates": ["2025-03-02", "2025-03-01"]}, "not go back"),
+    ],
+)
+def test_bad_sessions_are_refused_with_the_line_named(tmp_path, sessions, problem):
+    from evals.bench.scenarios import load_scenarios
+
+    row = {
+        "id": "s1",
+        "history": ["a", "b", "c"],
+        "probe": "d",
+        "expected_level": "low",
+        "query": "q",
+        "current": "a",
+        **sessions,
+    }
+    path = tmp_path / "scenarios.jsonl"
+    path.write_text(
+        json.dumps({**row, "id": "s0", "session_starts": [0], "session_dates": ["2025-01-01"]})
+        + "\n"
+        + json.dumps(row)
+        + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=f"scenarios.jsonl:2: bad sessions: .*{problem}"):
+        load_scenarios(path)
 
 
 def test_standing_fact_first_reads_the_first_memory_found_and_counts_only_low_scenarios():

@@ -100,7 +100,7 @@ class PCMContext:
     hybrid_alpha: float = 0.6
     surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
-    relation_top_k: int = 3
+    relation_top_k: int = 2  # the router reads verdict maxima; over 3 same-domain facts they inflate (long histories)
     life_states: bool = True  # a turn whose life state excludes a stored one is a correction (`pcm.life_states`)
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
     # n₀ of `adapted_level_prior`: each user's own share of levels, estimated from their stored facts,

@@ -13,7 +13,7 @@ LONG_BLIND ?= evals/data/scenarios_long_blind.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 ENTITIES ?= evals/data/entities_dev.jsonl
 
-.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-entities bench-life-states bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
+.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-entities bench-life-states bench-relation bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -70,6 +70,10 @@ bench-entities: install
 
 bench-life-states: install
 	$(PY) -m evals life-states $(if $(PAIRS),--pairs $(PAIRS),) --out results/life-states
+
+# The shipped relation model's accuracy on labelled pairs (default: the blind pairs, written apart from its training pairs).
+bench-relation: install
+	$(PY) -m evals relation-accuracy $(if $(PAIRS),--pairs $(PAIRS),) --out results/relation-accuracy
 
 # The report marks the conversations a shipped model was fitted on (those the calibration file records:
 # `make calibrate --chat`), and gives the correction share and routing on/off over all and over the others.

@@ -521,6 +521,32 @@ def life_states_command(
     typer.echo(report(results, source))
 
 
+@app.command("relation-accuracy")
+def relation_accuracy_command(
+    pairs: list[Path] = typer.Option([Path("evals/data/pairs_blind.jsonl")], help="labelled pair files or folders"),
+    out: Path = typer.Option(Path("results/relation-accuracy"), help="output folder"),
+) -> None:
+    """The shipped relation model's accuracy on labelled pairs, per label, language and kind."""
+    from evals.bench.relation_accuracy import relation_accuracy, report
+    from evals.fit.relation_pairs import load_pairs
+    from pcm.config import load_context
+    from pcm.services import Services
+
+    _setup_logging()
+    try:
+        rows = load_pairs(*pairs)
+    except (FileNotFoundError, ValueError) as error:
+        raise typer.BadParameter(str(error)) from error
+    ctx = load_context()
+    results = relation_accuracy(Services(ctx).pair_judge(ctx), rows)
+    source = ", ".join(map(str, pairs))
+    results = {"pairs_from": source, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), **results}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text(report(results, source) + "\n", encoding="utf-8")
+    typer.echo(report(results, source))
+
+
 @app.command()
 def llm(
     data: Path = typer.Option(Path("../shared/datasets/locomo/conv-26.json"), help="LoCoMo file or folder"),

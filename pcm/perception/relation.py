@@ -231,15 +231,18 @@ class PairJudge:
         memories), by memory id; {} when there are none or no relation model is available."""
         if not memories or self.embedder is None or not self.model_path.is_file():
             return {}
-        model = load_relation_model(self.model_path)
         texts = [*(m.content for m in memories), text]
-        vectors = encode_for_relation(
-            model.encoders,
+        vectors = self.encode(texts)
+        verdicts = load_relation_model(self.model_path).judge(vectors[:-1], vectors[-1], texts[:-1], text)
+        return {m.id: verdict for m, verdict in zip(memories, verdicts)}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """The texts' vectors as the relation model at `model_path` reads them."""
+        return encode_for_relation(
+            load_relation_model(self.model_path).encoders,
             {"embedder": lambda: self.embedder, "multilingual": self.multilingual or (lambda: None)},
             texts,
         )
-        verdicts = model.judge(vectors[:-1], vectors[-1], texts[:-1], text)
-        return {m.id: verdict for m, verdict in zip(memories, verdicts)}
 
     @property
     def thresholds(self) -> RelationThresholds:

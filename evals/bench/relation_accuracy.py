@@ -6,8 +6,32 @@ contradictions are implicit). Each pair is judged as perception judges a turn ag
 
 from __future__ import annotations
 
-from evals.fit.relation_fit import breakdown
+import numpy as np
+
 from pcm.perception.relation import PairJudge, load_relation_model
+
+
+def breakdown(rows: list[dict], predicted: list[str]) -> dict:
+    """Accuracy overall and per label, kind and language (original pairs and added negatives apart)."""
+
+    def accuracy(selected: list[int]) -> dict:
+        return (
+            {
+                "accuracy": round(float(np.mean([predicted[i] == rows[i]["label"] for i in selected])), 3),
+                "pairs": len(selected),
+            }
+            if selected
+            else {"accuracy": None, "pairs": 0}
+        )
+
+    by: dict[str, dict] = {
+        "all": accuracy(list(range(len(rows)))),
+        "original_pairs": accuracy([i for i, r in enumerate(rows) if r["kind"] != "unrelated"]),
+    }
+    for field in ("label", "kind", "lang"):
+        values = sorted({r[field] for r in rows})
+        by[field] = {v: accuracy([i for i, r in enumerate(rows) if r[field] == v]) for v in values}
+    return by
 
 
 def pair_verdicts(judge: PairJudge, pairs: list[dict]) -> list[dict[str, float]]:
@@ -22,7 +46,7 @@ def pair_verdicts(judge: PairJudge, pairs: list[dict]) -> list[dict[str, float]]
 
 
 def relation_accuracy(judge: PairJudge, pairs: list[dict]) -> dict:
-    """`evals.fit.relation_fit.breakdown` of the most probable relation against each pair's label
+    """`breakdown` of the most probable relation against each pair's label
     (a pair without a kind is broken down by its category, if it has one)."""
     predicted = [max(v, key=v.get) for v in pair_verdicts(judge, pairs)]
     rows = [dict(p, kind=p.get("kind") or p.get("category") or "unlabelled") for p in pairs]

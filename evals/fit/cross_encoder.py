@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evals.fit.relation_fit import HELD_OUT_SHARE, SEED, breakdown
+from evals.bench.relation_accuracy import breakdown
+from evals.fit.relation_fit import HELD_OUT_SHARE, SEED
 from evals.fit.relation_pairs import load_pairs, split_groups, with_negatives
 from pcm.perception.relation import RELATIONS
 from pcm.world.embeddings import default_embedding_path

@@ -40,6 +40,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
+from evals.bench.relation_accuracy import breakdown
 from evals.bench.scenarios import load_scenarios, run_scenarios
 from evals.fit.relation_pairs import load_pairs, split_groups, with_negatives
 from evals.provenance import file_digest
@@ -126,29 +127,6 @@ def fit_head(x: np.ndarray, labels: list[str], c: float) -> tuple[StandardScaler
 def most_likely(probabilities: np.ndarray) -> list[str]:
     """Each row's most probable relation (columns in `RELATIONS` order)."""
     return [RELATIONS[i] for i in np.asarray(probabilities).argmax(axis=1)]
-
-
-def breakdown(rows: list[dict], predicted: list[str]) -> dict:
-    """Accuracy overall and per label, kind and language (original pairs and added negatives apart)."""
-
-    def accuracy(selected: list[int]) -> dict:
-        return (
-            {
-                "accuracy": round(float(np.mean([predicted[i] == rows[i]["label"] for i in selected])), 3),
-                "pairs": len(selected),
-            }
-            if selected
-            else {"accuracy": None, "pairs": 0}
-        )
-
-    by: dict[str, dict] = {
-        "all": accuracy(list(range(len(rows)))),
-        "original_pairs": accuracy([i for i, r in enumerate(rows) if r["kind"] != "unrelated"]),
-    }
-    for field in ("label", "kind", "lang"):
-        values = sorted({r[field] for r in rows})
-        by[field] = {v: accuracy([i for i, r in enumerate(rows) if r[field] == v]) for v in values}
-    return by
 
 
 def lm_hidden_states(rows: list[dict], batch: int = 16) -> dict[tuple[str, str], np.ndarray]:

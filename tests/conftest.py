@@ -113,3 +113,14 @@ def scripted_model():
 @pytest.fixture
 def llm_pcm(ctx, scripted_model):
     return PCM(ctx, Services(ctx, chat_model=scripted_model), checkpointer=InMemorySaver())
+
+
+@pytest.fixture
+def write_jsonl():
+    """A function that writes rows to `path` as JSON lines (UTF-8, one row a line) and returns the path."""
+
+    def write(path, rows):
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        return path
+
+    return write

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from evals.bench.entities import load_entity_items, run_entities, score_item
-
-
-def _write(path, rows):
-    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
 
 
 def test_items_are_scored_case_and_possessive_aside(tmp_path):
@@ -19,9 +13,9 @@ def test_items_are_scored_case_and_possessive_aside(tmp_path):
     assert record["correct"] == ["fox hollow", "pixie"] and record["wrong"] == ["yeah"] and record["missed"] == []
 
 
-def test_run_entities_gives_each_extractor_precision_and_recall_per_language(tmp_path):
+def test_run_entities_gives_each_extractor_precision_and_recall_per_language(tmp_path, write_jsonl):
     data = tmp_path / "entities.jsonl"
-    _write(
+    write_jsonl(
         data,
         [
             {

@@ -48,13 +48,8 @@ PAIRS = [
 ]
 
 
-def _write(path, rows):
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def test_reach_counts_clashes_per_label_kind_and_language_and_lists_false_clashes(tmp_path):
-    results = table_reach(load_pairs(_write(tmp_path / "p.jsonl", PAIRS)))
+def test_reach_counts_clashes_per_label_kind_and_language_and_lists_false_clashes(tmp_path, write_jsonl):
+    results = table_reach(load_pairs(write_jsonl(tmp_path / "p.jsonl", PAIRS)))
     assert results["pairs"] == 5
     assert results["by_label"]["contradiction"] == {"pairs": 2, "clashes": 1, "share": 0.5}
     assert results["by_label"]["consistent"] == {"pairs": 2, "clashes": 1, "share": 0.5}
@@ -64,8 +59,8 @@ def test_reach_counts_clashes_per_label_kind_and_language_and_lists_false_clashe
     assert results["false_clashes"] == [{"id": "d", "facets": ["seafood"]}]
 
 
-def test_a_malformed_pair_is_an_error_naming_its_line_and_the_command_writes_nothing(tmp_path):
-    bad = _write(tmp_path / "bad.jsonl", [PAIRS[0], {**PAIRS[2], "label": "maybe"}])
+def test_a_malformed_pair_is_an_error_naming_its_line_and_the_command_writes_nothing(tmp_path, write_jsonl):
+    bad = write_jsonl(tmp_path / "bad.jsonl", [PAIRS[0], {**PAIRS[2], "label": "maybe"}])
     with pytest.raises(ValueError, match=r"bad.jsonl:2"):
         load_pairs(bad)
     out = tmp_path / "out"
@@ -75,11 +70,11 @@ def test_a_malformed_pair_is_an_error_naming_its_line_and_the_command_writes_not
     assert not out.exists()
 
 
-def test_the_command_reports_on_a_folder_of_pair_files(tmp_path):
+def test_the_command_reports_on_a_folder_of_pair_files(tmp_path, write_jsonl):
     folder = tmp_path / "pairs"
     folder.mkdir()
-    _write(folder / "one.jsonl", PAIRS[:2])
-    _write(folder / "two.jsonl", PAIRS[2:])
+    write_jsonl(folder / "one.jsonl", PAIRS[:2])
+    write_jsonl(folder / "two.jsonl", PAIRS[2:])
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["life-states", "--pairs", str(folder), "--out", str(out)])
     assert result.exit_code == 0, result.output

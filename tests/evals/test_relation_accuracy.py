@@ -14,8 +14,8 @@ PAIRS = [
     {
         "id": "a",
         "lang": "en",
-        "memory": "I've been vegetarian for eleven years.",
-        "statement": "Smoked a pork shoulder for nine hours yesterday.",
+        "memory": "I haven't eaten meat since I was a teenager.",
+        "statement": "A grilled ribeye every Friday is my little ritual.",
         "label": "contradiction",
         "category": "diet_food",
     },
@@ -31,15 +31,10 @@ PAIRS = [
 ]
 
 
-def _write(path, rows):
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def test_the_command_scores_each_pair_as_perception_judges_it(tmp_path):
+def test_the_command_scores_each_pair_as_perception_judges_it(tmp_path, write_jsonl):
     out = tmp_path / "out"
     result = CliRunner().invoke(
-        app, ["relation-accuracy", "--pairs", str(_write(tmp_path / "p.jsonl", PAIRS)), "--out", str(out)]
+        app, ["relation-accuracy", "--pairs", str(write_jsonl(tmp_path / "p.jsonl", PAIRS)), "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
     saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -56,8 +51,8 @@ def test_the_command_scores_each_pair_as_perception_judges_it(tmp_path):
     assert "| all | 3 |" in (out / "report.md").read_text(encoding="utf-8")
 
 
-def test_a_malformed_pair_file_is_refused_and_nothing_is_written(tmp_path):
-    bad = _write(tmp_path / "bad.jsonl", [PAIRS[0], {**PAIRS[1], "label": "maybe"}])
+def test_a_malformed_pair_file_is_refused_and_nothing_is_written(tmp_path, write_jsonl):
+    bad = write_jsonl(tmp_path / "bad.jsonl", [PAIRS[0], {**PAIRS[1], "label": "maybe"}])
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["relation-accuracy", "--pairs", str(bad), "--out", str(out)])
     assert result.exit_code != 0 and "bad.jsonl:2" in re.sub(r"[\s│╭╮╰╯─]", "", result.output)

@@ -104,8 +104,14 @@ bench-llm: install
 llm-server: install
 	$(VENV)/bin/pcm serve-llm
 
+# The router's pair scenarios come from the first six pair files only: built from all of them (with the pairs
+# written blind), the router lost long-history scenarios (docs/measurement-log.md, 2026-11-29). The relation
+# model itself reads every file.
+ROUTER_PAIRS = $(foreach f,en_conversation_chitchat en_family_pets_hobbies_tools en_study_money_travel_assistant \
+	en_work_city_diet_health zh_all_areas zh_conversation_chitchat,--router-pairs training/relation_pairs/$(f).jsonl)
+
 calibrate: install
-	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2) --chat $(LOCOMO)/conv-26.json --pairs-per-level 300 --workers $(EVAL_WORKERS)
+	$(PY) -m evals calibrate --data $(SCENARIOS) --out pcm/calibration/default.json --evaluate $(DEV2) --chat $(LOCOMO)/conv-26.json --pairs-per-level 300 $(ROUTER_PAIRS) --workers $(EVAL_WORKERS)
 
 # The relation model (pcm/calibration/relation.json) from training/relation_pairs, thresholds on the dev files.
 # The pair router's cue path reads the calibrated router, so after `make calibrate` run this again: the head

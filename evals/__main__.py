@@ -207,6 +207,9 @@ def calibrate(
         [], help='LoCoMo conversation JSON files whose turns the routers learn as "low" (a chat between friends)'
     ),
     file_weight: float = typer.Option(3.0, help="how many times each probe of --data counts in the routers' fit"),
+    router_pairs: list[Path] = typer.Option(
+        [], help="pair files or folders the router's pair scenarios are built from (default: all of training/)"
+    ),
     workers: int = WORKERS,
 ) -> None:
     """Fit θ_low/θ_high per scorer and the signal router on one file (plus scenarios built from the
@@ -231,13 +234,16 @@ def calibrate(
         conversations = [c for path in chat for c in load_locomo(path)]
     except (FileNotFoundError, ValueError) as error:
         raise typer.BadParameter(f"--chat: {error}") from error
+    try:
+        pairs = load_pairs(*router_pairs) if pairs_per_level else []
+    except (FileNotFoundError, ValueError) as error:
+        raise typer.BadParameter(f"--router-pairs: {error}") from error
     started = time.perf_counter()
     ctx = load_context(router="off", scorer="nll")
     services = Services(ctx)
     records = run_scenarios(load_scenarios(data), ctx, services, workers=workers)
     pair_records, note = [], {}
     if pairs_per_level:
-        pairs = load_pairs()
         relation = load_relation_model(ctx.relation_model_path)
         scenarios = pair_scenarios(pairs, pairs_per_level, seed=0)
         pair_records = out_of_fold_relation_signals(
@@ -252,6 +258,7 @@ def calibrate(
             rank=relation.basis.rank if relation.basis is not None else 0,
         )
         note = {"per_level": pairs_per_level, "folds": folds, "pairs": len(pairs), "seed": 0}
+        note["files"] = [str(path) for path in router_pairs] or ["training/relation_pairs"]
     chat_records = chat_turn_records(conversations, ctx, services) if conversations else []
     chat_note = {"conversations": [c.sample_id for c in conversations]}
     calibration = fit_calibration(records, ctx, data, pair_records, note, chat_records, chat_note, file_weight)

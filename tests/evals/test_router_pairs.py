@@ -163,3 +163,17 @@ def test_calibrate_refuses_a_chat_file_that_is_not_there_before_measuring_anythi
     out = tmp_path / "calibration.json"
     result = CliRunner().invoke(app, ["calibrate", "--out", str(out), "--chat", str(tmp_path / "missing.json")])
     assert result.exit_code != 0 and "--chat" in result.output and not out.exists()
+
+
+def test_calibrate_refuses_router_pairs_that_are_not_there_or_not_pairs_before_measuring_anything(tmp_path):
+    from typer.testing import CliRunner
+
+    from evals.__main__ import app
+
+    out = tmp_path / "calibration.json"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "lang": "en", "memory": "I live in Oslo."}\n', encoding="utf-8")
+    for pairs in (tmp_path / "missing.jsonl", bad):
+        result = CliRunner().invoke(app, ["calibrate", "--out", str(out), "--router-pairs", str(pairs)])
+        assert result.exit_code != 0 and "--router-pairs" in result.output and not out.exists()
+    assert "bad.jsonl:1" in result.output

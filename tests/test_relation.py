@@ -255,6 +255,20 @@ def test_common_words_are_not_evidence_keywords(services_graph):
     assert "pottery" in draft.evidence_keywords and "pottery" in draft.hypothesis
 
 
+def test_profiling_keeps_the_observation_but_writes_no_hypothesis_about_nothing(services_graph, ctx):
+    """A pleasantry routed to profiling has no informative new word: nothing could confirm a hypothesis
+    about it, so only the observation is written (and the other hypotheses still decay)."""
+    graph, info = services_graph
+    for text in ("Thanks, wish me luck!", "好，试试这个。"):
+        assert draft_hypothesis(graph, info(text), [], None) is None
+        observation, changes = apply_profiling(graph, info(text), [], medium_packet({}), ctx, None)
+        assert graph.node(observation).content == text and [c.node_id for c in changes] == [observation]
+    assert not list(graph.nodes(types=[NodeType.HYPOTHESIS]))
+    _, changes = apply_profiling(graph, info("Signed up for a pottery class."), [], medium_packet({}), ctx, None)
+    (hypothesis,) = graph.nodes(types=[NodeType.HYPOTHESIS])
+    assert "pottery" in hypothesis.content and hypothesis.id in [c.node_id for c in changes]
+
+
 def test_a_common_word_does_not_confirm_a_hypothesis(services_graph, ctx):
     graph, info = services_graph
     moment = datetime(2024, 5, 1, tzinfo=timezone.utc)

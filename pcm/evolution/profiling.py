@@ -4,7 +4,9 @@ w_init = σ(S_eff) mapped into [0.3, 0.5]; `derived_from` edges to the observati
 the closest memory. Offline, the hypothesis states what the input suggests: an interest
 in, or a new direction towards, its informative new words ("Possibly taking up
 pottery, wheel (Personal)"), which are also its evidence keywords: a later turn that uses
-them confirms it (implicit verification, see maintenance). Evidence keywords are
+them confirms it (implicit verification, see maintenance). A turn with no such word ("Later!",
+"好，试试这个。") gets no hypothesis: nothing could ever confirm it, so it would only clutter the
+graph until it decayed. Evidence keywords are
 informative words only (`informative_keywords`): rare in the user's memory and rare in
 general use, so "lately" or "learning" confirm nothing. With an LLM the hypothesis comes
 from an internal monologue.
@@ -28,7 +30,8 @@ AGENT = "profiling"
 
 def draft_hypothesis(
     graph: WeightedKnowledgeGraph, info: TurnInfo, retrieved: list[RetrievedMemory], llm: LLMClient | None
-) -> HypothesisDraft:
+) -> HypothesisDraft | None:
+    """The hypothesis the turn suggests, or None offline when it has no informative new word."""
     closest = closest_memory(retrieved)
     if llm is not None:
         draft = llm.structured(HypothesisDraft, HYPOTHESIS_SYSTEM, relation_prompt(info.text, retrieved))
@@ -41,8 +44,10 @@ def draft_hypothesis(
         if w not in known
     ]
     keywords = informative_keywords(graph, new_words)[:6]
+    if not keywords:
+        return None
     who = info.speaker or "the user"
-    topic = ", ".join(keywords[:4]) if keywords else info.text[:120]
+    topic = ", ".join(keywords[:4])
     domain = f" ({info.domain})" if info.domain else ""
     return HypothesisDraft(
         monologue="offline: novel input that contradicts nothing retrieved",
@@ -99,21 +104,25 @@ def apply_profiling(
             agent=AGENT,
             reason="novel observation",
         )
-        hypothesis, hypothesised = write_memory(
-            graph,
-            info,
-            draft.hypothesis,
-            NodeType.HYPOTHESIS,
-            weight,
-            ctx,
-            agent=AGENT,
-            keywords=[k.lower() for k in draft.evidence_keywords],
-            reason=f"hypothesis: {draft.monologue[:160]}",
-        )
-        _link(graph, hypothesis.id, observation.id, "derived_from", weight, info)
-        closest = closest_memory(retrieved)
-        if closest is not None:
-            _link(graph, hypothesis.id, closest.id, "derived_from", weight, info)
+        changes, written = [observed], []
+        if draft is not None:
+            hypothesis, hypothesised = write_memory(
+                graph,
+                info,
+                draft.hypothesis,
+                NodeType.HYPOTHESIS,
+                weight,
+                ctx,
+                agent=AGENT,
+                keywords=[k.lower() for k in draft.evidence_keywords],
+                reason=f"hypothesis: {draft.monologue[:160]}",
+            )
+            changes.append(hypothesised)
+            written.append(hypothesis.id)
+            _link(graph, hypothesis.id, observation.id, "derived_from", weight, info)
+            closest = closest_memory(retrieved)
+            if closest is not None:
+                _link(graph, hypothesis.id, closest.id, "derived_from", weight, info)
         for contested, p_contradiction in contested_facts(graph, packet, ctx):
             _link(graph, observation.id, contested, "contests", p_contradiction, info)
-        return observation.id, [observed, hypothesised, *decay_hypotheses(graph, info, [hypothesis.id], ctx)]
+        return observation.id, [*changes, *decay_hypotheses(graph, info, written, ctx)]

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from evals.fit.relation_pairs import load_pairs
 from evals.fit.router_pairs import out_of_fold_relation_signals, pair_scenarios
 
 AREAS = ("work", "diet", "pets", "city")
@@ -176,4 +177,5 @@ def test_calibrate_refuses_router_pairs_that_are_not_there_or_not_pairs_before_m
     for pairs in (tmp_path / "missing.jsonl", bad):
         result = CliRunner().invoke(app, ["calibrate", "--out", str(out), "--router-pairs", str(pairs)])
         assert result.exit_code != 0 and "--router-pairs" in result.output and not out.exists()
-    assert "bad.jsonl:1" in result.output
+    with pytest.raises(ValueError, match="bad.jsonl:1"):
+        load_pairs(bad)

@@ -10,9 +10,11 @@ quit smoking, haven't had a cigarette since" abstains).
 from __future__ import annotations
 
 _NEG = r"(?:don'?t|do not|doesn'?t|never|no longer|can'?t|cannot|won'?t|haven'?t|not)"
+_SHELLFISH = r"shrimp|prawns?|lobster|crab|oysters?|mussels|scallops|clams"
 
 #: facet → ((state, English expression, Chinese expression), ...), in order of priority
-FACETS: dict[str, tuple[tuple[str, str, str], ...]] = {
+#: (a state of None says the text asserts nothing on the facet: it masks the states after it)
+FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
     "meat": (
         (
             "abstains",
@@ -165,19 +167,35 @@ FACETS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ),
     ),
     "seafood": (
+        # a shellfish allergy says nothing about fish: its list of shellfish is not eating them
+        (None, r"\ballergic to (?:shellfish|shrimp|crab|lobster)\b|\bshellfish allergy\b", r"对虾过敏|贝类过敏"),
         (
             "abstains",
-            r"\b(?:vegetarian|vegan|plant[- ]based)\b|\ballergic to (?:shellfish|seafood|fish|shrimp)\b|"
-            r"\b(?:shellfish|seafood) allergy\b|"
-            rf"\b{_NEG} (?:eat|eating|touch) (?:any )?(?:meat or )?(?:fish|seafood|shellfish)\b",
-            r"吃素|素食|海鲜过敏|不吃海鲜|不吃鱼|对虾过敏",
+            r"\b(?:vegetarian|vegan|plant[- ]based)\b|\ballergic to (?:seafood|fish)\b|\b(?:seafood|fish) allergy\b|"
+            rf"\b{_NEG} (?:eat|eating|touch) (?:any )?(?:meat or )?(?:fish|seafood)\b",
+            r"吃素|素食|海鲜过敏|不吃海鲜|不吃鱼",
         ),
         (
             "consumes",
             r"\bpescatarian\b|(?<!vegan )(?<!vegetarian )(?<!veggie )(?<!plant-based )(?<!imitation )(?<!fake )"
-            r"\b(?:sushi|sashimi|shrimp|prawns?|lobster|crab|oysters?|mussels|scallops|clams|salmon|tuna|cod|"
-            r"seafood|fish and chips|fish tacos|grilled fish|ceviche|poke bowl)\b(?![- ](?:based|flavou?red|oil))",
+            rf"\b(?:sushi|sashimi|{_SHELLFISH}|salmon|tuna|cod|"
+            r"seafood|fish and chips|fish tacos|grilled fish|ceviche|poke bowl)\b"
+            r"(?![- ](?:based|flavou?red|oil|sauce|restaurants?|places?|spots?|markets?))",
             r"(?<!素)(?:海鲜|寿司|刺身|三文鱼|吃鱼|小龙虾|螃蟹|大闸蟹|生蚝|烤鱼|酸菜鱼|水煮鱼)",
+        ),
+    ),
+    # a shellfish allergy excludes shellfish, not fish: "allergic to shellfish" and "salmon for the omega-3s"
+    "shellfish": (
+        (
+            "abstains",
+            r"\ballergic to (?:shellfish|shrimp|crab|lobster)\b|\bshellfish allergy\b|"
+            rf"\b{_NEG} (?:eat|eating|touch) (?:any )?shellfish\b",
+            r"对虾过敏|对海鲜过敏|海鲜过敏|不吃虾|贝类过敏",
+        ),
+        (
+            "consumes",
+            rf"(?<!vegan )(?<!imitation )(?<!fake )\b(?:{_SHELLFISH})\b(?![- ](?:based|flavou?red|oil|sauce))",
+            r"(?<!素)(?:小龙虾|螃蟹|大闸蟹|生蚝|虾仁|扇贝|蛤蜊)",
         ),
     ),
     "siblings": (

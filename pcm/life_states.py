@@ -87,7 +87,8 @@ def life_states(text: str) -> dict[str, str | frozenset[str]]:
     for facet, options in _compiled().items():
         for state, english, chinese in options:
             if _asserted(english, text, chinese=False) or _asserted(chinese, text, chinese=True):
-                states[facet] = state
+                if state is not None:
+                    states[facet] = state
                 break
     states.update(language_skills(text, _about_speaker))
     states.update(open_values(text, _about_speaker))

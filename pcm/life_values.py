@@ -1,8 +1,11 @@
 """Open-valued life facts (`pcm.life_states`): where a person lives, who employs them, what they
-study, and the languages they can or cannot use.
+do for a living, what they study, and the languages they can or cannot use.
 
-Home, employer and field of study are open values: two statements clash when the values they name
-are disjoint ("Headingley, Leeds" and "Leeds" do not; "Amazon" and "Stripe" do). A language is a
+Home, employer, occupation and field of study are open values: two statements clash when the values
+they name are disjoint ("Headingley, Leeds" and "Leeds" do not; "Amazon" and "Stripe" do; "a backend
+developer" and "a full-time AI researcher" do). An occupation is read only from a profession's name
+("nurse", "程序员"), never from words that also name a pastime ("writer", "runner"), and a wish ("I want
+to become a chef") states none. A language is a
 facet of its own, `skill:<language>`, whose states exclude each other: "I've never touched
 JavaScript" (lacks) against "got my React app building" (uses). A framework counts as its language.
 """
@@ -71,6 +74,85 @@ _EMPLOYER_ZH = re.compile(
     rf"(?:入职|加入|跳槽到|跳槽去|去了)(?:了)?({_ZH_EMPLOYER})"
 )
 
+#: professions (regex → the occupation it names); synonyms share one name so that "a software engineer"
+#: and "a backend developer" do not clash. Words that also name a pastime or a side role (writer, artist,
+#: photographer, driver, manager, consultant) are left out: they would retire true facts.
+_OCCUPATIONS = {
+    r"developer|programmer|coder|(?:software |web |backend |frontend |devops )?engineer|"
+    r"程序员|开发者|开发工程师|工程师|后端开发|前端开发|码农": "engineer",
+    r"researcher|scientist|postdoc|研究员|科学家|博士后": "researcher",
+    r"teacher|lecturer|professor|instructor|老师|教师|讲师|教授": "teacher",
+    r"nurse|护士": "nurse",
+    r"doctor|physician|surgeon|医生|大夫": "doctor",
+    r"dentist|牙医": "dentist",
+    r"pharmacist|药剂师": "pharmacist",
+    r"vet|veterinarian|兽医": "vet",
+    r"therapist|psychologist|counsell?or|心理咨询师|心理医生": "therapist",
+    r"lawyer|attorney|paralegal|律师": "lawyer",
+    r"accountant|bookkeeper|auditor|会计|审计": "accountant",
+    r"architect|建筑师": "architect",
+    r"chef|厨师": "chef",
+    r"barista|咖啡师": "barista",
+    r"bartender|调酒师": "bartender",
+    r"pilot|飞行员": "pilot",
+    r"flight attendant|空姐|空乘": "flight attendant",
+    r"firefighter|消防员": "firefighter",
+    r"police officer|cop|警察": "police officer",
+    r"paramedic|急救员": "paramedic",
+    r"electrician|电工": "electrician",
+    r"plumber|水管工": "plumber",
+    r"carpenter|木匠": "carpenter",
+    r"mechanic|修车师傅|机修工": "mechanic",
+    r"farmer|农民": "farmer",
+    r"journalist|reporter|记者": "journalist",
+    r"librarian|图书管理员": "librarian",
+    r"realtor|real estate agent|房产中介": "realtor",
+    r"translator|interpreter|翻译": "translator",
+    r"social worker|社工": "social worker",
+    r"civil servant|公务员": "civil servant",
+    r"designer|设计师": "designer",
+}
+_OCCUPATION = "(" + "|".join(_OCCUPATIONS) + ")"
+#: a word before a profession's name that says the speaker does not practise it now ("a former nurse",
+#: "a huge fan of teachers")
+_NOT_A_PROFESSION = (
+    "(?:not|no|former|ex|retired|aspiring|wannabe|future|amateur|hobby|fan|of|for|with|in|at|to|and|about)"
+)
+#: "become" after a wish or a plan states no occupation yet: "I'd love to become a chef", "training to become a
+#: paramedic" (the speaker still does what they did)
+_WISHED = "".join(
+    f"(?<!{wish} to )"
+    for wish in (
+        "want",
+        "wants",
+        "wanted",
+        "like",
+        "love",
+        "hope",
+        "hoping",
+        "used",
+        "dream",
+        "training",
+        "studying",
+        "plan",
+        "planning",
+        "going",
+        "trying",
+        "aiming",
+        "aim",
+    )
+)
+_OCCUPATION_EN = re.compile(
+    rf"(?i:\b(?:i'?m|i am|i work as|i'?ve been working as|i'?m working as|hired (?:me )?as|my (?:job|work) as|"
+    rf"became|{_WISHED}become|(?<!of )becoming) (?:an? |the )?"
+    rf"(?:(?!{_NOT_A_PROFESSION}\b)[\w-]+ ){{0,3}}?{_OCCUPATION}s?\b"
+    rf"(?!'s|-to-be| (?:tech|friend|fan|husband|wife|parent|family)))"
+)
+_OCCUPATION_ZH = re.compile(
+    rf"(?:我是|我现在是|我目前是|我在[^，。！？,.!?]{{0,12}}?(?:做|当)|当了|转行做|转行当|转做|转型做|全职做|(?<!想)(?<!望)成为了?)"
+    rf"(?:一名|一个|一位|名|个)?[^，。！？,.!?的]{{0,10}}?{_OCCUPATION}"
+)
+
 #: a field of study: "majoring in biology", "changed my major to economics", "studying computer science at"
 _STUDY_EN = re.compile(
     r"(?i:\bmajor(?:ing)? in|\bmy major (?:is|to)|\b(?:changed|switched) my major to|\b(?:i'?m|i am) studying|"
@@ -136,6 +218,10 @@ _USES_ZH = re.compile(
 )
 
 
+def _occupation(name: str) -> str:
+    return next(job for pattern, job in _OCCUPATIONS.items() if re.fullmatch(pattern, name, re.I))
+
+
 def _language(name: str) -> str:
     return next(lang for pattern, lang in _LANGUAGES.items() if re.fullmatch(pattern, name, re.I))
 
@@ -158,14 +244,17 @@ def home_places(text: str, about_speaker: AboutSpeaker) -> frozenset[str]:
 
 
 def open_values(text: str, about_speaker: AboutSpeaker) -> dict[str, frozenset[str]]:
-    """Home, employer and field of study `text` names for its speaker (facet → values; absent if none)."""
+    """Home, employer, occupation and field of study `text` names for its speaker (facet → values; absent
+    if none)."""
     employers = {t for name in _found(_EMPLOYER_EN, text, about_speaker, False) for t in _name_tokens(name)}
     employers |= {_CHINESE_EMPLOYERS[name] for name in _found(_EMPLOYER_ZH, text, about_speaker, True)}
+    occupations = _found(_OCCUPATION_EN, text, about_speaker, False) + _found(_OCCUPATION_ZH, text, about_speaker, True)
     fields = {_STUDY_ALIASES.get(f.lower(), f.lower()) for f in _found(_STUDY_EN, text, about_speaker, False)}
     fields |= set(_found(_STUDY_ZH, text, about_speaker, True))
     values = {
         "home": home_places(text, about_speaker),
         "employer": frozenset(employers),
+        "occupation": frozenset(map(_occupation, occupations)),
         "study": frozenset(fields),
     }
     return {facet: found for facet, found in values.items() if found}

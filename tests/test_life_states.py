@@ -87,6 +87,33 @@ def test_employers_and_fields_of_study_are_open_values():
     assert clashes("I switched my major to history.", "I'm majoring in marine biology.") == ["study"]
 
 
+def test_occupations_are_open_values_read_from_a_profession_now_practised():
+    backend = "I'm a Python backend developer, and I build all our services with FastAPI."
+    research = "I've decided to quit programming and become a full-time AI researcher."
+    assert life_states(backend)["occupation"] == {"engineer"}
+    assert clashes(research, backend) == ["occupation"]
+    assert clashes("我决定放弃编程，全职转做 AI 研究员", "我是一名 Python 后端开发者。") == ["occupation"]
+    assert clashes("I'm a senior software engineer at the bank.", backend) == []  # synonyms share one name
+    for wish_or_past in (
+        "I want to become a chef someday.",
+        "Training to become a paramedic so I can cover both roles.",
+        "I'm a former nurse.",
+        "I'm a huge fan of teachers.",
+        "My wife is a nurse.",
+        "我想成为医生",
+    ):
+        assert "occupation" not in life_states(wish_or_past), wish_or_past
+
+
+def test_a_shellfish_allergy_excludes_shellfish_not_fish():
+    allergy = "I'm allergic to shellfish — shrimp, crab, lobster, all of it makes my throat close up."
+    assert life_states(allergy) == {"shellfish": "abstains"}  # the list of shellfish is not eating them
+    assert clashes("Trying to eat more oily fish like salmon for the omega-3s.", allergy) == []
+    assert clashes("Had lobster rolls at the pier!", allergy) == ["shellfish"]
+    assert clashes("Had lobster rolls at the pier!", "I'm vegetarian.") == ["seafood"]
+    assert "seafood" not in life_states("At seafood restaurants I always end up with the grilled chicken.")
+
+
 def test_a_language_someone_lacks_clashes_with_using_it():
     assert clashes("Negotiated the whole contract in Spanish today.", "I don't speak Spanish at all.") == [
         "skill:spanish"

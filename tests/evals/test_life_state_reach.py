@@ -36,7 +36,7 @@ PAIRS = [
         "statement": "Made a huge lentil curry tonight.",
         "label": "consistent",
     },
-    # a false clash the table makes: skipping shrimp is read as eating seafood
+    # a false clash the table makes: skipping shrimp is read as eating shellfish
     {
         "id": "d",
         "lang": "en",
@@ -56,7 +56,7 @@ def test_reach_counts_clashes_per_label_kind_and_language_and_lists_false_clashe
     assert results["by_label"]["novel"] == {"pairs": 1, "clashes": 0, "share": 0.0}
     assert results["contradictions_by_kind"]["implicit en"]["clashes"] == 1
     assert results["by_label_and_language"]["novel zh"]["pairs"] == 1
-    assert results["false_clashes"] == [{"id": "d", "facets": ["seafood"]}]
+    assert results["false_clashes"] == [{"id": "d", "facets": ["shellfish"]}]
 
 
 def test_a_malformed_pair_is_an_error_naming_its_line_and_the_command_writes_nothing(tmp_path, write_jsonl):

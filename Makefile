@@ -104,9 +104,9 @@ bench-llm: install
 llm-server: install
 	$(VENV)/bin/pcm serve-llm
 
-# The router's pair scenarios come from these six files (today all of training/, which the relation model
-# reads): with the pairs written blind (ce09ece) among them, the refitted router lost long-history
-# scenarios (docs/measurement-log.md, 2026-11-29).
+# The router's pair scenarios come from the first six pair files only: built from all of them (with the pairs
+# written blind), the router lost long-history scenarios (docs/measurement-log.md, 2026-11-29). The relation
+# model itself reads every file.
 ROUTER_PAIRS = $(foreach f,en_conversation_chitchat en_family_pets_hobbies_tools en_study_money_travel_assistant \
 	en_work_city_diet_health zh_all_areas zh_conversation_chitchat,--router-pairs training/relation_pairs/$(f).jsonl)
 

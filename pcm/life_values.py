@@ -114,9 +114,11 @@ _OCCUPATIONS = {
 }
 _OCCUPATION = "(" + "|".join(_OCCUPATIONS) + ")"
 #: a word before a profession's name that says the speaker does not practise it now ("a former nurse",
-#: "a huge fan of teachers")
+#: "a huge fan of teachers") or that the name is someone else's ("I'm seeing a therapist": the article
+#: must follow the verb, "a/an", and no second article or possessive may come before the name)
 _NOT_A_PROFESSION = (
-    "(?:not|no|former|ex|retired|aspiring|wannabe|future|amateur|hobby|fan|of|for|with|in|at|to|and|about)"
+    "(?:not|no|former|ex|retired|aspiring|wannabe|future|amateur|hobby|fan|of|for|with|in|at|to|and|about|"
+    "a|an|the|my|your|his|her|our|their)"
 )
 #: "become" after a wish or a plan states no occupation yet: "I'd love to become a chef", "training to become a
 #: paramedic" (the speaker still does what they did)
@@ -144,13 +146,13 @@ _WISHED = "".join(
 )
 _OCCUPATION_EN = re.compile(
     rf"(?i:\b(?:i'?m|i am|i work as|i'?ve been working as|i'?m working as|hired (?:me )?as|my (?:job|work) as|"
-    rf"became|{_WISHED}become|(?<!of )becoming) (?:an? |the )?"
+    rf"became|{_WISHED}become|(?<!of )becoming) an? "
     rf"(?:(?!{_NOT_A_PROFESSION}\b)[\w-]+ ){{0,3}}?{_OCCUPATION}s?\b"
     rf"(?!'s|-to-be| (?:tech|friend|fan|husband|wife|parent|family)))"
 )
 _OCCUPATION_ZH = re.compile(
     rf"(?:我是|我现在是|我目前是|我在[^，。！？,.!?]{{0,12}}?(?:做|当)|当了|转行做|转行当|转做|转型做|全职做|(?<!想)(?<!望)成为了?)"
-    rf"(?:一名|一个|一位|名|个)?[^，。！？,.!?的]{{0,10}}?{_OCCUPATION}"
+    rf"(?:一名|一个|一位|名|个)?[^，。！？,.!?的看找去跟和给说问带陪被让约见]{{0,10}}?{_OCCUPATION}"
 )
 
 #: a field of study: "majoring in biology", "changed my major to economics", "studying computer science at"
@@ -218,12 +220,9 @@ _USES_ZH = re.compile(
 )
 
 
-def _occupation(name: str) -> str:
-    return next(job for pattern, job in _OCCUPATIONS.items() if re.fullmatch(pattern, name, re.I))
-
-
-def _language(name: str) -> str:
-    return next(lang for pattern, lang in _LANGUAGES.items() if re.fullmatch(pattern, name, re.I))
+def _canonical(names: dict[str, str], found: str) -> str:
+    """The name `names` (regex → name) gives the text `found`: "React" → "javascript", "程序员" → "engineer"."""
+    return next(name for pattern, name in names.items() if re.fullmatch(pattern, found, re.I))
 
 
 def _name_tokens(named: str) -> set[str]:
@@ -254,7 +253,7 @@ def open_values(text: str, about_speaker: AboutSpeaker) -> dict[str, frozenset[s
     values = {
         "home": home_places(text, about_speaker),
         "employer": frozenset(employers),
-        "occupation": frozenset(map(_occupation, occupations)),
+        "occupation": frozenset(_canonical(_OCCUPATIONS, found) for found in occupations),
         "study": frozenset(fields),
     }
     return {facet: found for facet, found in values.items() if found}
@@ -266,5 +265,5 @@ def language_skills(text: str, about_speaker: AboutSpeaker) -> dict[str, str]:
     skills: dict[str, str] = {}
     for state, english, chinese in (("uses", _USES_EN, _USES_ZH), ("lacks", _LACKS_EN, _LACKS_ZH)):
         for name in _found(english, text, about_speaker, False) + _found(chinese, text, about_speaker, True):
-            skills[f"skill:{_language(name)}"] = state
+            skills[f"skill:{_canonical(_LANGUAGES, name)}"] = state
     return skills

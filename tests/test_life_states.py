@@ -101,6 +101,11 @@ def test_occupations_are_open_values_read_from_a_profession_now_practised():
         "I'm a huge fan of teachers.",
         "My wife is a nurse.",
         "我想成为医生",
+        # someone else's profession
+        "I'm seeing a therapist.",
+        "I'm meeting my lawyer tomorrow.",
+        "I'm glad the doctor said it's fine.",
+        "我是去看医生了",
     ):
         assert "occupation" not in life_states(wish_or_past), wish_or_past
 

@@ -190,7 +190,7 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             "abstains",
             r"\ballergic to (?:shellfish|shrimp|crab|lobster)\b|\bshellfish allergy\b|"
             rf"\b{_NEG} (?:eat|eating|touch) (?:any )?shellfish\b",
-            r"对虾过敏|对海鲜过敏|海鲜过敏|不吃虾|贝类过敏",
+            r"对虾过敏|海鲜过敏|不吃虾|贝类过敏",
         ),
         (
             "consumes",

@@ -81,6 +81,34 @@ def _link(
     graph.add_edge(MemoryEdge(source=source, target=target, relation=relation, weight=weight, timestamp=info.timestamp))
 
 
+def _write_hypothesis(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    draft: HypothesisDraft,
+    weight: float,
+    observation_id: str,
+    retrieved: list[RetrievedMemory],
+    ctx: PCMContext,
+) -> tuple[str, MemoryChange]:
+    """Writes `draft` as a hypothesis `derived_from` the turn's observation and the closest memory."""
+    hypothesis, hypothesised = write_memory(
+        graph,
+        info,
+        draft.hypothesis,
+        NodeType.HYPOTHESIS,
+        weight,
+        ctx,
+        agent=AGENT,
+        keywords=[k.lower() for k in draft.evidence_keywords],
+        reason=f"hypothesis: {draft.monologue[:160]}",
+    )
+    _link(graph, hypothesis.id, observation_id, "derived_from", weight, info)
+    closest = closest_memory(retrieved)
+    if closest is not None:
+        _link(graph, hypothesis.id, closest.id, "derived_from", weight, info)
+    return hypothesis.id, hypothesised
+
+
 def apply_profiling(
     graph: WeightedKnowledgeGraph,
     info: TurnInfo,
@@ -106,23 +134,9 @@ def apply_profiling(
         )
         changes, written = [observed], []
         if draft is not None:
-            hypothesis, hypothesised = write_memory(
-                graph,
-                info,
-                draft.hypothesis,
-                NodeType.HYPOTHESIS,
-                weight,
-                ctx,
-                agent=AGENT,
-                keywords=[k.lower() for k in draft.evidence_keywords],
-                reason=f"hypothesis: {draft.monologue[:160]}",
-            )
+            hypothesis_id, hypothesised = _write_hypothesis(graph, info, draft, weight, observation.id, retrieved, ctx)
             changes.append(hypothesised)
-            written.append(hypothesis.id)
-            _link(graph, hypothesis.id, observation.id, "derived_from", weight, info)
-            closest = closest_memory(retrieved)
-            if closest is not None:
-                _link(graph, hypothesis.id, closest.id, "derived_from", weight, info)
+            written.append(hypothesis_id)
         for contested, p_contradiction in contested_facts(graph, packet, ctx):
             _link(graph, observation.id, contested, "contests", p_contradiction, info)
         return observation.id, [*changes, *decay_hypotheses(graph, info, written, ctx)]

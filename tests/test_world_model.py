@@ -434,7 +434,29 @@ def test_lexical_terms_drop_question_words_and_roles_and_add_the_characters_of_c
     assert content_words("用户的职业是什么？") == ["用户", "职业"]
     assert content_words("What language does the user write firmware in?") == ["language", "write", "firmware"]
     assert lexical_terms("我家养了一只橘猫") == ["家养", "一只", "橘猫", "家", "养", "一", "橘", "猫"]
-    assert lexical_terms("I keep bees") == content_words("I keep bees")
+    assert lexical_terms("I keep bees") == ["keep", "bee"]  # English words by their stem
+
+
+def test_lexical_evidence_meets_the_other_forms_of_a_querys_words(services):
+    """A query's "research" finds "Researching …", "camped" finds "camping": the lexical indexes hold English
+    words by their Snowball stem; a word's document frequency is read under its stem too."""
+    from pcm.world.text import lexical_terms
+
+    assert lexical_terms("Researching adoption agencies") == lexical_terms("research adoption agency")
+    graph = services.store.open("stems")
+    adoption = fact("Researching adoption agencies has been a dream of mine.", domain="Personal")
+    camping = [
+        fact("We went camping in the mountains last weekend.", domain="Personal"),
+        fact("The kids loved the camp by the lake.", domain="Personal"),
+        fact("She camps at the beach every summer.", domain="Personal"),
+    ]
+    for node in (adoption, *camping):
+        graph.add_node(node, reason="test", agent="test")
+    graph.save()
+    assert list(graph.lexical_search("What did Caroline research?", 5)) == [adoption.id]
+    assert set(graph.lexical_search("Where has Melanie camped?", 5)) == {node.id for node in camping}
+    # "camped" is in no memory as written, but its stem is in 3 of 4 (above the floor of 2): not informative
+    assert graph.informative_words(["camped", "agency"], max_share=0.05) == {"agency"}
 
 
 def test_chinese_lexical_evidence_meets_across_word_cuts_and_ignores_question_words(services):

@@ -13,6 +13,7 @@ from itertools import islice
 from pcm.formulas import domain_agreement
 from pcm.models import NodeType
 from pcm.world.graph_model import GraphModel
+from pcm.world.text import lexical_forms
 
 #: the latest facts over which `domain_agreement` is measured
 AGREEMENT_WINDOW = 1000
@@ -42,7 +43,8 @@ class GraphStatistics:
         unlike words that half the conversation uses ("great", "thanks")."""
         lexical = self.model.lexical
         limit = max(2.0, max_share * len(lexical))
-        return {w for w in words if lexical.document_frequency(w) <= limit}
+        words = list(dict.fromkeys(words))
+        return {w for w, form in zip(words, lexical_forms(words)) if lexical.document_frequency(form) <= limit}
 
     def domain_agreement(self) -> float:
         """ι (`pcm.formulas.domain_agreement`) of this memory: how much more often consecutive facts

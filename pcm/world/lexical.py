@@ -5,8 +5,9 @@ no other memory is re-tokenised and no statistic is rebuilt. Scores are computed
 time from the current document count and average length, with the Lucene variant of BM25
 (k1 = 1.5, b = 0.75) exactly as `bm25s` computes it (same float32/float64 steps, same
 document order), so replacing the rebuilt `bm25s` index changed no ranking. Words come
-from `pcm.world.text.lexical_terms` (jieba for Chinese, with the characters of Chinese words),
-computed once per memory and stored with it, so reopening a memory does not tokenise it again.
+from `pcm.world.text.lexical_terms` (English words by their Snowball stem; jieba for Chinese,
+with the characters of Chinese words), computed once per memory and stored with it, so
+reopening a memory does not tokenise it again.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Language-aware word splitting and entity extraction (English and Chinese).
 
 Chinese has no spaces, so words come from `jieba` (and, for BM25, also their characters:
-`lexical_terms`); entities come from jieba's
+`lexical_terms`, which holds English words by their Snowball stem); entities come from jieba's
 part-of-speech tags (names, places, organisations, other proper nouns, Latin words)
 and, for Latin script, from capitalised words and technical tokens.
 
@@ -89,16 +89,33 @@ def content_words(text: str) -> list[str]:
 
 
 #: names how `lexical_terms` extends the content words (part of `tokenizer_fingerprint`)
-LEXICAL_TERMS_SCHEME = "content words + characters of Chinese words"
+LEXICAL_TERMS_SCHEME = "content words, English ones by their Snowball stem, + characters of Chinese words"
+
+
+@lru_cache(maxsize=1)
+def _english_stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def lexical_forms(words: list[str]) -> list[str]:
+    """The forms content words are indexed under: an English word by its Snowball stem, so a query
+    meets the other forms of its words ("research" finds "Researching", "camped" "camping"); a
+    Chinese word as it is."""
+    stems = iter(_english_stemmer().stemWords([w for w in words if not has_cjk(w)]))
+    return [w if has_cjk(w) else next(stems) for w in words]
 
 
 def lexical_terms(text: str) -> list[str]:
-    """What the BM25 indexes match: the content words, then the characters of each Chinese word of
-    two or more (stopwords aside). jieba may cut one phrase differently in a memory and in a query
-    ("我家养了一只橘猫" gives 家养, "用户养了什么宠物" gives 养); characters still meet, as in
-    character-based Chinese retrieval, while whole words keep the higher scores they share."""
+    """What the BM25 indexes match: the content words (`lexical_forms`), then the characters of each
+    Chinese word of two or more (stopwords aside). jieba may cut one phrase differently in a memory
+    and in a query ("我家养了一只橘猫" gives 家养, "用户养了什么宠物" gives 养); characters still meet,
+    as in character-based Chinese retrieval, while whole words keep the higher scores they share."""
     words = content_words(text)
-    return words + [c for w in words if len(w) > 1 and has_cjk(w) for c in w if has_cjk(c) and c not in ZH_STOPWORDS]
+    return lexical_forms(words) + [
+        c for w in words if len(w) > 1 and has_cjk(w) for c in w if has_cjk(c) and c not in ZH_STOPWORDS
+    ]
 
 
 def extract_entities(text: str, limit: int = 8) -> list[str]:

@@ -18,10 +18,11 @@ from the vector, the lexical and the time index, so a memory that shares a rare 
 or was said on the day it asks about, is found even when its embedding is far away. Last, a
 memory said on the same day as a strong match rises with it, Score' = Score·(1 + β·s_day/s_max)
 (`pcm.formulas.same_day_score`, β = `day_weight`): the pieces of one story told in one sitting.
-And expansion follows `mentions` edges one hop inside the ranking: a memory naming an entity (not
+Expansion can follow `mentions` edges one hop inside the ranking: a memory naming an entity (not
 a speaker) that a stronger match names is pulled toward that match, never past it, Score' = Score +
-β_e·ι_e·(S_e − Score) (`shared_entity_score`, ι_e how few memories name e); the other 1-hop
-neighbours of the top k come after it.
+β_e·ι_e·(S_e − Score) (`shared_entity_score`, ι_e how few memories name e; off by default, β_e = 0,
+since stems in the lexical evidence find what it pulled up); the other 1-hop neighbours of the top k
+come after it.
 
 An English-only encoder cannot compare an English query with a Chinese memory (cosine ≈ 0 whatever
 they say), so with `encoder_multilingual` off, `across_scripts` search also scores the latest memories

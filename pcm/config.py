@@ -129,8 +129,7 @@ class PCMContext:
     time_tolerance_days: float = 7.0
     # β: a memory said on the day of a strong match rises, Score' = Score·(1 + β·s_day/s_max) (dev LoCoMo; 0: off)
     day_weight: float = 0.5
-    # β_e: a memory naming an entity that a stronger match names is pulled toward it (`shared_entity_score`);
-    # off: with stemmed lexical evidence it added nothing on dev LoCoMo (docs/measurement-log.md, 2026-11-30)
+    # β_e: pull toward a stronger match naming the same entity (`shared_entity_score`); 0: off (adds nothing with stems)
     entity_weight: float = 0.0
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3

@@ -42,6 +42,8 @@ def hostile_value(setting: dataclasses.Field, tmp_path, caller_url: str):
         return 0.5
     if isinstance(default, int):
         return 5 if setting.name == "max_input_chars" else default + 1
+    if default == 0:
+        return 0.5  # a setting off by default (halving would leave it as it is)
     return min(1.0, default * 0.5) if default <= 1 else default * 2
 
 

@@ -38,6 +38,7 @@ CHOICES = {
     "graph_store": GRAPH_STORES,
     "vector_store": VECTOR_STORES,
     "checkpointer": CHECKPOINTERS,
+    "embedding_runtime": ("onnx", "torch"),
 }
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_CALIBRATION = PACKAGE_DIR / "calibration" / "default.json"
@@ -142,12 +143,11 @@ class PCMContext:
     # question form makes any question-shaped query find it: stored at the weight of the surest
     # hypothesis (chosen on dev files only; docs/measurement-log.md).
     request_weight: float = 0.5
-    # Each stated fact starts at its branch's weight times π(n) = min(1, n / n_sat)^γ, n its content
-    # words (`pcm.formulas.informativeness`): long turns are evidence far more often than short ones.
-    # Chosen on the 7 shared LoCoMo conversations (dev data); γ = 0 turns it off.
+    # π(n) = min(1, n / n_sat)^γ scales a stated fact's first weight by its n content words (`informativeness`; dev)
     informativeness_saturation: int = 30
     informativeness_exponent: float = 0.05
     embedding_model: str = ""
+    embedding_runtime: str = "onnx"  # "onnx": the same model exported once to ONNX (3× faster a query); "torch"
     # whether the embedding model compares texts across scripts (all-MiniLM-L6-v2 does not: search then
     # ranks the other script's memories by P(d|I)·w, `pcm.world.retrieval`); true for a multilingual one
     encoder_multilingual: bool = False

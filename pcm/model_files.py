@@ -8,15 +8,21 @@ folder (default ~/.cache/pcm/models; a file lock keeps two processes from conver
 and the folder appears only when complete). Nothing is downloaded. The surprise model
 (`pcm.perception.language_model`) and the local LLM server (`pcm.llm_server`) load that folder:
 ~1 s instead of ~10 s of GGUF de-quantisation.
+
+The sentence encoder is exported once alike (`prepare_onnx_encoder`): its transformer as an ONNX
+graph in the same cache, which onnxruntime runs about three times faster than PyTorch for one
+query on one core, with the same vectors (to 1e-6).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -87,3 +93,60 @@ def default_language_model() -> tuple[str, str]:
     if not ggufs:
         raise RuntimeError(f"no .gguf file in {folder}")
     return str(folder), ggufs[0].name
+
+
+def prepare_onnx_encoder(model, model_path: str, cache_dir: str | os.PathLike) -> Path:
+    """The transformer of a sentence-transformers `model` (loaded from `model_path`) as an ONNX file
+    under `cache_dir`, exported on first use (a file lock, and the file appears only when complete).
+    Its name holds a hash of the model's folder and weight files, so a changed model is exported anew."""
+    from filelock import FileLock
+
+    folder = Path(model_path)
+    weights = sorted(p for p in folder.rglob("*") if p.suffix in (".safetensors", ".bin") and p.is_file())
+    stamp = "|".join([str(folder.resolve()), *(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in weights)])
+    cache_dir = Path(cache_dir)
+    target = cache_dir / f"encoder-{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.onnx"
+    if target.exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if target.exists():
+            return target
+        handle, scratch = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=cache_dir)
+        os.close(handle)
+        try:
+            _export_transformer(model, scratch)
+            os.replace(scratch, target)
+        finally:
+            Path(scratch).unlink(missing_ok=True)
+    return target
+
+
+def _export_transformer(model, path: str) -> None:
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, transformer):
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.transformer(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    logger.info("exporting the sentence encoder to %s (once)", path)
+    example = model.tokenizer(["an example sentence"], return_tensors="pt", return_token_type_ids=True)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    with warnings.catch_warnings():  # the tracer's notes on shapes it fixes: checked equal in tests
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            LastHiddenState(model[0].auto_model).eval(),
+            tuple(example[n] for n in names),
+            path,
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
+            opset_version=17,
+            dynamo=False,
+        )

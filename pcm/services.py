@@ -14,6 +14,7 @@ from functools import cached_property
 
 from pcm.config import PCMContext
 from pcm.llm import LLMClient, build_chat_model
+from pcm.model_files import model_cache
 from pcm.perception.intent import IntentRouter
 from pcm.perception.language_model import CausalLMScorer, surprise_model_source
 from pcm.perception.relation import PairJudge
@@ -87,7 +88,10 @@ class Services:
     @cached_property
     def embedder(self) -> Embedder:
         with self._init_lock:
-            return _shared_model(("embedder", self.ctx.embedding_model), lambda: Embedder(self.ctx.embedding_model))
+            ctx = self.ctx
+            onnx = model_cache(ctx.model_cache) if ctx.embedding_runtime == "onnx" else None
+            key = ("embedder", ctx.embedding_model, str(onnx))
+            return _shared_model(key, lambda: Embedder(ctx.embedding_model, onnx_cache=onnx))
 
     @cached_property
     def language_model(self) -> CausalLMScorer:

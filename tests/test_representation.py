@@ -144,3 +144,26 @@ def test_a_processed_turn_is_stored_and_indexed_with_the_turns_before_it(pcm):
     assert context["Caroline: Actually Bolt sleeps in her own bed now."] == (
         "Melanie: No way! What is her name?\nCaroline: Bolt. She sleeps on the sofa all day."
     )
+
+
+def test_the_onnx_runtime_gives_the_torch_encoders_vectors(ctx, tmp_path):
+    """`embedding_runtime` "onnx" exports the transformer once into the model cache and encodes with
+    onnxruntime: the same unit vectors as sentence-transformers with torch, for short, long (truncated)
+    and padded batches; a second encoder reuses the exported file."""
+    from pcm.world.embeddings import Embedder
+
+    texts = [
+        "What martial arts has John done?",
+        "Jon: Thanks! I rehearsed with a small group of dancers after work. " * 40,  # over 256 tokens
+        "我开始学拳击了。",
+        "ok",
+    ] + [f"memory number {i} about the garden and the dogs" for i in range(70)]  # two batches
+    fast = Embedder(onnx_cache=tmp_path)
+    assert fast._onnx is not None
+    exported = list(tmp_path.glob("encoder-*.onnx"))
+    assert len(exported) == 1
+    expected = fast.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    assert np.abs(fast.encode(texts) - expected).max() < 1e-4
+    again = Embedder(onnx_cache=tmp_path)
+    assert again._onnx is not None and list(tmp_path.glob("encoder-*.onnx")) == exported
+    assert Embedder()._onnx is None  # no cache given: torch

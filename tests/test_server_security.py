@@ -35,6 +35,7 @@ def hostile_value(setting: dataclasses.Field, tmp_path, caller_url: str):
             "router": "off",
             "calibration_file": "/etc/passwd",
             "embedding_model": "/etc",
+            "embedding_runtime": "torch",
         }.get(setting.name, str(tmp_path / f"caller-{setting.name}"))
     if isinstance(default, list):
         return [*default[:-1], 2.0] if default and isinstance(default[0], float) else ["Hacking"]

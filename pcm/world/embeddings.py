@@ -90,10 +90,11 @@ class Embedder(CachedEncoder):
         """An onnxruntime session of the exported transformer, or None (torch then encodes) when the
         model does more than mean-pool its tokens and normalise, or the export fails."""
         modules = [type(m).__name__ for m in self.model]
-        pooling = self.model[1] if len(self.model) > 1 else None
-        mean_only = pooling is not None and getattr(pooling, "pooling_mode", None) in ("mean", ["mean"])
-        mean_only = mean_only or getattr(pooling, "get_pooling_mode_str", lambda: "")() == "mean"
-        if modules[:2] != ["Transformer", "Pooling"] or not mean_only or set(modules[2:]) - {"Normalize"}:
+        pooling = self.model[1] if len(modules) > 1 else None
+        # sentence-transformers ≥ 5 names the mode `pooling_mode`; older versions say it by a method
+        mode = getattr(pooling, "pooling_mode", None) or getattr(pooling, "get_pooling_mode_str", lambda: "")()
+        mean_pooled = modules[:2] == ["Transformer", "Pooling"] and mode in ("mean", ["mean"])
+        if not mean_pooled or set(modules[2:]) - {"Normalize"}:
             logger.info("the embedding model is not a mean-pooled transformer (%s): encoding with torch", modules)
             return None
         try:

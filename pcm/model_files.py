@@ -5,7 +5,7 @@ conversion into a plain Hugging Face folder in the model cache.
 model is converted once: loaded with `gguf_file=`, copied into a fresh model built from its
 config, `architectures = ["LlamaForCausalLM"]`, saved with its tokenizer in the `model_cache`
 folder (default ~/.cache/pcm/models; a file lock keeps two processes from converting at once,
-and the folder appears only when complete). Nothing is downloaded. The surprise model
+and the folder appears only when complete: `build_once`). Nothing is downloaded. The surprise model
 (`pcm.perception.language_model`) and the local LLM server (`pcm.llm_server`) load that folder:
 ~1 s instead of ~10 s of GGUF de-quantisation.
 
@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -40,21 +41,26 @@ def model_cache(configured: str | os.PathLike = "") -> Path:
 
 def prepare_model(cache_dir: str | os.PathLike) -> Path:
     """The shipped SmolLM2 as a Hugging Face folder under `cache_dir`, converted on first use."""
+    return build_once(Path(cache_dir) / MODEL_FOLDER, _convert_gguf, complete=lambda p: (p / "config.json").exists())
+
+
+def build_once(target: Path, build: Callable[[Path], None], complete: Callable[[Path], bool] = Path.exists) -> Path:
+    """`target` (a file or a folder), made by `build(path)` the first time it is asked for. A file lock
+    keeps two processes from building at once; the build writes into a scratch folder beside `target`
+    and is moved into place only when complete, so an interrupted build leaves nothing half-made."""
     from filelock import FileLock
 
-    cache_dir = Path(cache_dir)
-    target = cache_dir / MODEL_FOLDER
-    if (target / "config.json").exists():
+    if complete(target):
         return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(cache_dir / f"{MODEL_FOLDER}.lock")):
-        if (target / "config.json").exists():
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if complete(target):
             return target
         shutil.rmtree(target, ignore_errors=True)  # an incomplete folder left by hand
-        scratch = Path(tempfile.mkdtemp(prefix=".convert-", dir=cache_dir))
+        scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
         try:
-            _convert_gguf(scratch)
-            os.replace(scratch, target)
+            build(scratch / target.name)
+            os.replace(scratch / target.name, target)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return target
@@ -99,30 +105,14 @@ def prepare_onnx_encoder(model, model_path: str, cache_dir: str | os.PathLike) -
     """The transformer of a sentence-transformers `model` (loaded from `model_path`) as an ONNX file
     under `cache_dir`, exported on first use (a file lock, and the file appears only when complete).
     Its name holds a hash of the model's folder and weight files, so a changed model is exported anew."""
-    from filelock import FileLock
-
     folder = Path(model_path)
     weights = sorted(p for p in folder.rglob("*") if p.suffix in (".safetensors", ".bin") and p.is_file())
     stamp = "|".join([str(folder.resolve()), *(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in weights)])
-    cache_dir = Path(cache_dir)
-    target = cache_dir / f"encoder-{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.onnx"
-    if target.exists():
-        return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock"):
-        if target.exists():
-            return target
-        handle, scratch = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=cache_dir)
-        os.close(handle)
-        try:
-            _export_transformer(model, scratch)
-            os.replace(scratch, target)
-        finally:
-            Path(scratch).unlink(missing_ok=True)
-    return target
+    target = Path(cache_dir) / f"encoder-{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.onnx"
+    return build_once(target, lambda path: _export_transformer(model, path))
 
 
-def _export_transformer(model, path: str) -> None:
+def _export_transformer(model, path: Path) -> None:
     import torch
 
     class LastHiddenState(torch.nn.Module):
@@ -143,7 +133,7 @@ def _export_transformer(model, path: str) -> None:
         torch.onnx.export(
             LastHiddenState(model[0].auto_model).eval(),
             tuple(example[n] for n in names),
-            path,
+            str(path),
             input_names=names,
             output_names=["last_hidden_state"],
             dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},

@@ -167,3 +167,27 @@ def test_the_onnx_runtime_gives_the_torch_encoders_vectors(ctx, tmp_path):
     again = Embedder(onnx_cache=tmp_path)
     assert again._onnx is not None and list(tmp_path.glob("encoder-*.onnx")) == exported
     assert Embedder()._onnx is None  # no cache given: torch
+
+
+def test_a_cached_model_file_is_built_once_and_an_interrupted_build_leaves_nothing(tmp_path):
+    """`build_once` (the GGUF conversion and the ONNX export): a failed build leaves neither the target
+    nor scratch behind, a later build succeeds, and once built it is not built again."""
+    from pcm.model_files import build_once
+
+    target = tmp_path / "cache" / "model.bin"
+    calls = []
+
+    def failing(path):
+        path.write_text("half")
+        raise KeyboardInterrupt
+
+    def writing(path):
+        calls.append(path)
+        path.write_text("whole")
+
+    with pytest.raises(KeyboardInterrupt):
+        build_once(target, failing)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.bin.lock"]
+    assert build_once(target, writing) == target and target.read_text() == "whole"
+    assert build_once(target, writing) == target and len(calls) == 1
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".build-")]

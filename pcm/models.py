@@ -48,6 +48,9 @@ class NodeType(str, Enum):
     ENTITY = "entity"
     HYPOTHESIS = "hypothesis"
     FACT = "fact"
+    #: a calendar day: each fact and hypothesis links to the day it was said on (`said_on`), so the
+    #: pieces of a story told in one sitting are one hop apart through it (`pcm.world.story`)
+    DAY = "day"
 
 
 #: the memories retrieved by similarity (entities are found by name)

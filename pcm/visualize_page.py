@@ -35,9 +35,10 @@ def memory_html(graph: WeightedKnowledgeGraph, title: str | None = None) -> str:
     """A self-contained interactive page of one user's memory: colour = type, size = weight
     (entities: how often mentioned), faded = dormant, x = time, lanes = domain. Filters by type,
     date, entity and text; `page.html#<memory id>` opens a memory's details, and
-    `page.html#type=fact&entity=<name>&q=<text>&from=YYYY-MM-DD&to=YYYY-MM-DD` sets the filters."""
-    nodes = graph.nodes()
-    edges = graph.edges()
+    `page.html#type=fact&entity=<name>&q=<text>&from=YYYY-MM-DD&to=YYYY-MM-DD` sets the filters.
+    Day nodes are not drawn: time is the x axis, and the date filters select by day."""
+    nodes = [n for n in graph.nodes() if n.type != NodeType.DAY]
+    edges = [e for e in graph.edges() if e.relation != "said_on"]
     mentions = _mentions(nodes, edges)
     chains = _supersession_chains(nodes, edges)
     layout = layout_memory(nodes, mentions, chains)

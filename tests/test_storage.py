@@ -26,7 +26,7 @@ import pcm.world.memory_words as memory_words
 from pcm.api import PCM
 from pcm.graph import build_graph
 from pcm.ingest import ingest_turns, read_conversation
-from pcm.models import MemoryChange, MemoryEdge, MemoryNode, NodeType
+from pcm.models import RETRIEVABLE_TYPES, MemoryChange, MemoryEdge, MemoryNode, NodeType
 from pcm.services import Services
 from pcm.world.knowledge_graph import user_key
 from pcm.world.lexical import LexicalIndex
@@ -203,7 +203,7 @@ def test_lru_keeps_few_users_open_and_evicted_users_reload_intact(ctx):
     assert store.cached_users() == ["user-3", "user-4"]
     assert store.chroma.client._server.hnsw_cache_size == 2  # Chroma's own cache is bounded alike
     reopened = store.open("user-0", create=False)
-    assert len(reopened) == 3 and {n.content for n in reopened.nodes()} == {
+    assert reopened.retrievable_count() == 3 and {n.content for n in reopened.nodes(types=RETRIEVABLE_TYPES)} == {
         f"user 0 memory {k}: likes {TOPICS[k]}" for k in range(3)
     }
     query = "who likes chess openings?"
@@ -245,7 +245,7 @@ def test_a_reopened_memory_reads_its_stored_words_and_tokenises_nothing(ctx, mon
 
     monkeypatch.setattr(memory_words, "lexical_terms", no_tokenising)
     reopened = Services(ctx).store.open("reader", create=False)
-    assert len(reopened) == len(TOPICS)
+    assert reopened.retrievable_count() == len(TOPICS)
     monkeypatch.undo()
     assert reopened.lexical_search("sourdough evening", 3) == expected
 
@@ -365,8 +365,9 @@ def test_a_graph_json_data_directory_is_migrated_on_first_open(ctx, tmp_path):
     assert services.store.users() == ["legacy"]
 
     memory = services.store.open("legacy", create=False)
-    assert [n.id for n in memory.nodes()] == [n.id for n in nodes]
-    assert [e.relation for e in memory.edges()] == ["mentions"]
+    assert [n.id for n in memory.nodes() if n.type != NodeType.DAY] == [n.id for n in nodes]
+    assert all(memory.out_edges(n.id, "said_on") for n in nodes if n.type in RETRIEVABLE_TYPES)  # linked to its day
+    assert [e.relation for e in memory.edges() if e.relation != "said_on"] == ["mentions"]
     assert [e.reason for e in memory.history(facts[0].id)] == ["observed"]
     assert memory.vectors.ids() == {n.id for n in facts}  # the entity's vector is gone
     assert not (folder / "graph.json").exists() and (folder / "graph.json.migrated").exists()
@@ -403,8 +404,7 @@ def _check_store(data_dir: str, acked: set[str]) -> dict:
     assert len(observations) == len(set(observations)), "a message was stored twice"
     assert all(s in memory and t in memory for s, t in memory.graph.edges)
     assert {e.node_id for e in memory.read_audit()} <= set(memory.graph.nodes)
-    retrievable = {n.id for n in memory.nodes() if n.type != NodeType.ENTITY}
-    assert memory.vectors.ids() == retrievable
+    assert memory.vectors.ids() == {n.id for n in memory.nodes(types=RETRIEVABLE_TYPES)}
     return {"observations": len(observations)}
 
 
@@ -507,7 +507,7 @@ def test_two_processes_and_two_threads_store_100_turns_without_loss(tmp_path):
     assert len(notes) == len(set(notes)) == 100
     assert all(memory.has_message(f"{p}-{i}-{n}") for p in ("p1", "p2") for i in range(2) for n in range(25))
     assert pcm.state("shared", "t")["committed_turn"] == 100  # no checkpoint update was lost
-    assert memory.vectors.ids() == {n.id for n in memory.nodes() if n.type != NodeType.ENTITY}
+    assert memory.vectors.ids() == {n.id for n in memory.nodes(types=RETRIEVABLE_TYPES)}
 
 
 # ---------------------------------------------------------------------- real servers
@@ -543,7 +543,7 @@ def test_pcm_runs_on_a_postgres_and_chroma_server_deployment(ctx, servers):
     fresh = PCM(deployed, Services(deployed))  # another process's view: everything is on the servers
     memory = fresh.memory("srv", create=False)
     assert len(memory) == len(pcm.memory("srv"))
-    assert memory.vectors.ids() == {n.id for n in memory.nodes() if n.type != NodeType.ENTITY}
+    assert memory.vectors.ids() == {n.id for n in memory.nodes(types=RETRIEVABLE_TYPES)}
     assert fresh.state("srv", "main")["committed_turn"] == 3
     assert [m.id for m in fresh.search("Where does my dog like to go?", user_id="srv")] == [m.id for m in found]
     out = fresh.process("Juno also likes swimming in the river.", user_id="srv", thread_id="main")

@@ -12,7 +12,8 @@ import pytest
 from pcm.api import PCM
 from pcm.models import MemoryEdge, MemoryNode, MemorySource, NodeType
 from pcm.services import Services
-from pcm.world.knowledge_graph import atomic_write_text, user_key
+from pcm.world.knowledge_graph import user_key
+from pcm.world.persistence import atomic_write_text
 from pcm.world.retrieval import retrieve
 from pcm.world.story import shared_entity_scores
 
@@ -339,8 +340,8 @@ def test_a_memory_naming_the_entity_of_a_stronger_hit_is_pulled_toward_it_never_
         (weak.id, 0.2, 1.0, 0.2),
     ]
     pulled = dict((i, score) for i, _, _, score in shared_entity_scores(graph, scored, 1.0))
-    # ι = log(6/2)/log(6): two of the six nodes name Fox Hollow
-    assert pulled[weak.id] == pytest.approx(0.2 + np.log(3) / np.log(6) * 0.4)
+    # ι = log(4/2)/log(4): two of the four memories name Fox Hollow
+    assert pulled[weak.id] == pytest.approx(0.2 + np.log(2) / np.log(4) * 0.4)
     assert pulled[strong.id] > pulled[weak.id] > pulled[other.id] == 0.3
     assert pulled[chat.id] == 0.25  # a speaker's name links nothing
     assert shared_entity_scores(graph, scored, 0.0) == scored
@@ -483,8 +484,9 @@ def test_a_role_label_in_a_memorys_context_is_no_lexical_evidence(services):
 
 
 def test_a_memory_said_on_the_day_of_the_best_match_rises_with_it(services, ctx):
-    """Same-day evidence (`day_weight`): each hit's score rises by β times its day's best score over
-    the query's best (the best match's whole day by β); its similarity stays what it was."""
+    """Same-day evidence (`day_weight`), through the day node each memory links to (`said_on`): each
+    hit's score rises by β times its day's best score over the query's best (the best match's whole
+    day by β); its similarity stays what it was. It is expansion: off with `expand`."""
     graph = services.store.open("dora")
     days = {d: datetime(2024, 5, d, 12, tzinfo=timezone.utc) for d in (1, 9)}
     memories = {
@@ -499,11 +501,38 @@ def test_a_memory_said_on_the_day_of_the_best_match_rises_with_it(services, ctx)
         ids[key] = node.id
     query = "Which dog did Dora adopt from the shelter?"
     vector = services.embedder.encode_one(query)
-    plain = {m.id: m for m in retrieve(graph, query, vector, ctx.replace(day_weight=0.0), expand=False)}
-    raised = {m.id: m for m in retrieve(graph, query, vector, ctx.replace(day_weight=0.5), expand=False)}
+    plain = {m.id: m for m in retrieve(graph, query, vector, ctx.replace(day_weight=0.0))}
+    raised = {m.id: m for m in retrieve(graph, query, vector, ctx.replace(day_weight=0.5))}
+    unexpanded = {m.id: m for m in retrieve(graph, query, vector, ctx.replace(day_weight=0.5), expand=False)}
+    assert all(unexpanded[i].score == plain[i].score for i in ids.values())
+    assert [day for day, _ in graph.out_edges(ids["same_day"], "said_on")] == ["day-2024-05-01"]
     best = plain[ids["best"]].score
     for key in ("same_day", "other_day"):
         evidence = 1.0 if key == "same_day" else plain[ids[key]].score / best
         assert raised[ids[key]].score == pytest.approx(plain[ids[key]].score * (1 + 0.5 * evidence))
     assert raised[ids["best"]].score == pytest.approx(best * 1.5)
     assert raised[ids["same_day"]].similarity == plain[ids["same_day"]].similarity  # sim is what it was
+
+
+def test_a_store_written_before_day_nodes_is_linked_to_its_days_once_when_opened(ctx):
+    """Each fact and hypothesis links (`said_on`) to the day node of the day it was said on; a
+    store without day nodes (written before them) is linked when it is opened, in one commit that
+    later opens find done."""
+    import sqlite3
+
+    graph = Services(ctx).store.open("dora")
+    written = {d: fact(f"Dora's note of day {d}", moment=datetime(2024, 5, d, 9, tzinfo=timezone.utc)) for d in (1, 9)}
+    for node in written.values():
+        graph.add_node(node, reason="test", agent="test")
+    graph.save()
+    expected = {node.id: f"day-2024-05-{d:02d}" for d, node in written.items()}
+    assert {i: graph.out_edges(i, "said_on")[0][0] for i in expected} == expected
+    with sqlite3.connect(f"{ctx.data_dir}/memory.sqlite") as db:  # as a store written before day nodes
+        db.execute("DELETE FROM pcm_nodes WHERE json_extract(attrs, '$.type') = 'day'")
+        db.execute("DELETE FROM pcm_edges WHERE json_extract(attrs, '$.relation') = 'said_on'")
+    old = Services(ctx).store.open("dora")  # a fresh process
+    assert {i: old.out_edges(i, "said_on")[0][0] for i in expected} == expected
+    assert sorted(n.content for n in old.nodes(types=[NodeType.DAY])) == ["2024-05-01", "2024-05-09"]
+    again = Services(ctx).store.open("dora")
+    assert again.seq == old.seq and again.link_days() == 0  # linked once, stored
+    assert {i: again.out_edges(i, "said_on")[0][0] for i in expected} == expected

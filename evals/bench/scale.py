@@ -163,7 +163,7 @@ def measure(ctx: PCMContext, user_id: str, data: str, turns: int, questions: int
     started = time.perf_counter()
     memory = store.open(user_id, create=False)
     cold_open = time.perf_counter() - started
-    size = len(memory)
+    size = memory.retrievable_count()
     pcm = PCM(ctx, services)
     conversation = load_locomo(data)[0]
     server_bytes_before = server_bytes(ctx, chroma_path)

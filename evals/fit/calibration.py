@@ -27,7 +27,7 @@ from pcm.config import SCORERS, PCMContext
 from pcm.formulas import LEVELS, effective_surprisal
 from pcm.perception.surprise import CHEAP_FEATURES, FEATURES, RELATION_FEATURES, raw_surprisal
 from pcm.routing import RouterModel
-from pcm.world.knowledge_graph import atomic_write_text
+from pcm.world.persistence import atomic_write_text
 
 
 def scorer_s_eff(record, scorer: str, ctx: PCMContext) -> float:

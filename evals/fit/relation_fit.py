@@ -48,7 +48,7 @@ from pcm.config import load_context
 from pcm.formulas import pair_level
 from pcm.perception.relation import RELATIONS, SubspaceBasis, encode_for_relation, pair_features
 from pcm.services import Services
-from pcm.world.knowledge_graph import atomic_write_text
+from pcm.world.persistence import atomic_write_text
 
 logger = logging.getLogger(__name__)
 BILINEAR_RANKS = (16, 24, 32)

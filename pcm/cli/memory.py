@@ -21,11 +21,11 @@ def memory_list(
     type: Optional[str] = typer.Option(None, help="only this node type"),
     include_dormant: bool = typer.Option(True, help="show dormant memories too"),
 ) -> None:
-    """Every memory of a user, strongest first."""
+    """Every memory of a user, strongest first (day nodes only with `--type day`)."""
     from pcm.models import NodeType
 
     _, graph = open_memory(config, data_dir, user)
-    types = [NodeType(type)] if type else None
+    types = [NodeType(type)] if type else [t for t in NodeType if t != NodeType.DAY]
     nodes = sorted(graph.nodes(types=types, include_dormant=include_dormant), key=lambda n: -n.weight)
     print_memory([n.model_dump(mode="json") for n in nodes])
 
@@ -68,7 +68,7 @@ def memory_export(
     html: bool = typer.Option(False, "--html", help="an interactive knowledge-graph page instead"),
 ) -> None:
     """The whole memory as JSON (node-link graph and audit log), or as an offline HTML page."""
-    from pcm.world.knowledge_graph import atomic_write_text
+    from pcm.world.persistence import atomic_write_text
 
     _, graph = open_memory(config, data_dir, user)
     if html:

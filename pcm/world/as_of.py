@@ -16,7 +16,7 @@ from datetime import datetime
 
 import numpy as np
 
-from pcm.models import RETRIEVABLE_TYPES, MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
+from pcm.models import RETRIEVABLE_TYPES, RETRIEVABLE_VALUES, MemoryChange, MemoryEdge, MemoryNode, NodeType, as_utc
 from pcm.world.text import lexical_terms
 
 
@@ -59,6 +59,9 @@ class MemoryAsOf:
         if attrs.get("decayed_at") and as_utc(attrs["decayed_at"]).timestamp() > self._cutoff:
             attrs["decayed_at"] = None
         return attrs
+
+    def retrievable_count(self) -> int:
+        return sum(1 for i in self._weights if self._types.get(i, self.memory.attrs(i)["type"]) in RETRIEVABLE_VALUES)
 
     def weight(self, node_id: str) -> float:
         return self.attrs(node_id)["weight"]

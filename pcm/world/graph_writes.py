@@ -13,6 +13,7 @@ from datetime import datetime
 import numpy as np
 
 from pcm.models import RETRIEVABLE_VALUES, MemoryChange, MemoryEdge, MemoryNode, NodeType, utcnow
+from pcm.world.dates import said_at
 from pcm.world.memory_words import words_of
 from pcm.world.transaction import Transaction
 
@@ -36,7 +37,8 @@ class GraphWrites:
         embedding: np.ndarray | None = None,
     ) -> MemoryChange:
         """Store a new memory and audit its creation (written by the next commit). `embedding`,
-        if given, is used instead of embedding the content (bulk loads and migrations)."""
+        if given, is used instead of embedding the content (bulk loads and migrations). A fact or
+        hypothesis is linked to the day it was said on (`link_day`)."""
         memory, transaction = self.memory, self.transaction
         with memory.lock:
             if node.id in memory.graph:
@@ -52,6 +54,7 @@ class GraphWrites:
                 staged.reindex[node.id] = None
                 if embedding is not None:
                     staged.vectors[node.id] = np.asarray(embedding, dtype=np.float32)
+                self.link_day(node.id, agent=agent, turn=turn, thread_id=thread_id)
             return transaction.record(
                 MemoryChange(
                     turn=turn,
@@ -66,6 +69,43 @@ class GraphWrites:
                     type=node.type,
                 )
             )
+
+    def link_day(self, node_id: str, *, agent: str, turn: int | None = None, thread_id: str | None = None) -> None:
+        """Link a memory to the day node of the UTC date it was said on (`said_at`), made on first
+        need: time as part of the graph, which story expansion follows (`pcm.world.story`)."""
+        attrs = self.memory.graph.nodes[node_id]
+        said = said_at(attrs)
+        if said is None:
+            return
+        day_id = day_node_id(said.date().isoformat())
+        written = attrs["created_at"]
+        if day_id not in self.memory.graph:
+            day = MemoryNode(
+                id=day_id,
+                content=said.date().isoformat(),
+                type=NodeType.DAY,
+                weight=1.0,
+                created_at=written,
+                updated_at=written,
+                last_accessed=written,
+            )
+            self.add_node(day, reason="day first named", agent=agent, turn=turn, thread_id=thread_id)
+        self.add_edge(MemoryEdge(source=node_id, target=day_id, relation="said_on", weight=1.0, timestamp=written))
+
+    def link_days(self, agent: str) -> int:
+        """Link every fact and hypothesis that has no day yet (a store written before day nodes);
+        returns how many it linked."""
+        memory = self.memory
+        with memory.lock:
+            unlinked = [
+                node_id
+                for kind in RETRIEVABLE_VALUES
+                for node_id in memory.model.by_type[kind]
+                if not memory.out_edges(node_id, "said_on")
+            ]
+            for node_id in sorted(unlinked, key=memory.insertion_order):
+                self.link_day(node_id, agent=agent)
+        return len(unlinked)
 
     def add_edge(self, edge: MemoryEdge) -> None:
         """Link two stored memories (replacing the link between them, if any)."""
@@ -139,3 +179,8 @@ class GraphWrites:
         with self.memory.lock:
             self.transaction.log(("message", message_id))
             self.transaction.staged.messages.append(message_id)
+
+
+def day_node_id(day: str) -> str:
+    """The id of the day node of an ISO date ("2023-05-08" → "day-2023-05-08")."""
+    return f"day-{day}"

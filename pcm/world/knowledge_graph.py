@@ -26,12 +26,10 @@ below the dormant floor is left out of default retrieval but stays stored and qu
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
+import logging
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 
@@ -47,25 +45,12 @@ from pcm.world.records import GraphRecords
 from pcm.world.transaction import Transaction
 from pcm.world.vectors import VectorIndex
 
+logger = logging.getLogger(__name__)
+
 
 def user_key(user_id: str) -> str:
     """A storage key for a user id: safe as a folder and Chroma collection name, whatever the id."""
     return "u-" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a crash leaves either the old or the new file, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class WeightedKnowledgeGraph:
@@ -292,6 +277,16 @@ class WeightedKnowledgeGraph:
     def add_edge(self, edge: MemoryEdge) -> None:
         """Link two stored memories (replacing the link between them, if any)."""
         self._writes.add_edge(edge)
+
+    def link_days(self) -> int:
+        """Link a store written before day nodes (it has memories but no day) to its days
+        (`GraphWrites.link_days`), saved; returns how many memories it linked."""
+        if self.model.by_type[NodeType.DAY.value] or not self.retrievable_count():
+            return 0
+        linked = self._writes.link_days(agent="migration")
+        self.save()
+        logger.info("linked %d memories of %s to their days", linked, self.key)
+        return linked
 
     def update_node(
         self,

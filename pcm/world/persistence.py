@@ -12,7 +12,10 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
+import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 
 import networkx as nx
 import orjson
@@ -27,6 +30,21 @@ logger = logging.getLogger(__name__)
 #: node-link JSON layout, with key names that do not collide with the records' own
 #: attributes (nodes carry "id", edges carry "source" and "target")
 NODE_LINK = {"edges": "edges", "name": "node_key", "source": "from_key", "target": "to_key"}
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a crash leaves either the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 @contextmanager

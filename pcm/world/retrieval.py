@@ -15,14 +15,14 @@ router's confidence in the query's intent, ι how far this memory's neighbouring
 beyond chance (`domain_agreement`) and ι' its part above the floor ι₀ (`agreement_beyond`). With no
 shared words, no named speaker, no named time and μ = 0, sim is the spec's cosine. Candidates come
 from the vector, the lexical and the time index, so a memory that shares a rare name with the query,
-or was said on the day it asks about, is found even when its embedding is far away. Last, a
-memory said on the same day as a strong match rises with it, Score' = Score·(1 + β·s_day/s_max)
-(`pcm.formulas.same_day_score`, β = `day_weight`): the pieces of one story told in one sitting.
-Expansion can follow `mentions` edges one hop inside the ranking: a memory naming an entity (not
-a speaker) that a stronger match names is pulled toward that match, never past it, Score' = Score +
-β_e·ι_e·(S_e − Score) (`shared_entity_score`, ι_e how few memories name e; off by default, β_e = 0,
-since stems in the lexical evidence find what it pulled up); the other 1-hop neighbours of the top k
-come after it.
+or was said on the day it asks about, is found even when its embedding is far away. Last comes
+expansion, which follows the graph's edges inside the ranking (`pcm.world.story`): a memory linked
+to the day node of a strong match (`said_on`) rises with it, Score' = Score·(1 + β·s_day/s_max)
+(`pcm.formulas.same_day_score`, β = `day_weight`): the pieces of one story told in one sitting; and
+a memory naming an entity (not a speaker) that a stronger match names (`mentions`) can be pulled
+toward that match, never past it, Score' = Score + β_e·ι_e·(S_e − Score) (`shared_entity_score`, ι_e
+how few memories name e; off by default, β_e = 0, since stems in the lexical evidence find what it
+pulled up); the other 1-hop neighbours of the top k come after it.
 
 An English-only encoder cannot compare an English query with a Chinese memory (cosine ≈ 0 whatever
 they say), so with `encoder_multilingual` off, `across_scripts` search also scores the latest memories
@@ -111,8 +111,9 @@ def retrieve(
     which), except that a superseded memory comes right after its successor; empty memory gives
     an empty list. `across_scripts`: also the memories the encoder cannot compare with the query
     (module docstring), compared by the encoder `multilingual()` returns when it is given;
-    `use_time` off: the ablation without the time key; `expand` off: without expansion, either
-    kind (`follow_entities` off: without the pull along shared entities only)."""
+    `use_time` off: the ablation without the time key; `expand` off: without expansion, neither
+    the story links (day and entity) nor the 1-hop neighbours (`follow_entities` off: without the
+    pull along shared entities only)."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     intent = _smoothed_intent(graph, intent, ctx)
@@ -125,7 +126,7 @@ def retrieve(
         graph, query, query_vector, ctx, pool, across_scripts, asked, multilingual
     )
     scored = _scored(graph, query, (dense, lexical, uncomparable), intent, ctx, asked, use_weights, exclude)
-    scored = story_scores(graph, scored, ctx, same_day=use_time, shared_entities=expand and follow_entities)
+    scored = story_scores(graph, scored, ctx, same_day=expand, shared_entities=expand and follow_entities)
     hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
     restating = _restatements(graph, hits)
     hits = [h for h in hits if h.id not in restating][:top_k]

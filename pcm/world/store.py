@@ -153,6 +153,7 @@ class MemoryStore:
                 self.context_weight,
                 self.reindex_limit,
             )
+            memory.link_days()  # a store written before day nodes
             self._memories[user_id] = memory
             self._evict()
             return memory

@@ -1,16 +1,17 @@
 """The pieces of one story: after scoring, a candidate rises with a strong match it belongs with.
 
-Two links say so (`pcm.world.retrieval` applies them to a query's candidates, not to the turn's own
-retrieval): the same day (a memory said on the day of a strong match, `same_day_score`) and a shared
-entity (a memory naming a person, pet or place that a stronger match names, one hop along
-`mentions` edges through the entity, `shared_entity_score`).
+Two links say so, each a hop through a hub node of the graph (`pcm.world.retrieval` applies them
+to a query's candidates, not to the turn's own retrieval): the same day (a memory said on the day
+of a strong match, through their day node along `said_on` edges, `same_day_score`) and a shared
+entity (a memory naming a person, pet or place that a stronger match names, through the entity
+along `mentions` edges, `shared_entity_score`). Together they are story expansion: the
+`no expansion` ablation turns both off.
 """
 
 from __future__ import annotations
 
 from pcm.config import PCMContext
 from pcm.formulas import same_day_evidence, same_day_score, shared_entity_score
-from pcm.world.dates import said_at
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 
 Scored = list[tuple[str, float, float, float]]  # (id, sim, P(d|I), score)
@@ -31,11 +32,12 @@ def story_scores(
 def same_day_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength: float) -> Scored:
     """Each (id, sim, P(d|I), score) with its score raised by how strong the best hit of its day is
     (`same_day_score`): the other pieces of a story told in one sitting come up with its best
-    match. A day is the UTC date a memory was said on; a memory with no time gains nothing."""
+    match. A memory's day is the day node it is linked to (`said_on`, the UTC date it was said on);
+    a memory with none gains nothing."""
     days = {}
     for node_id, *_ in scored:
-        said = said_at(graph.attrs(node_id))
-        days[node_id] = said.date() if said else None
+        linked = graph.out_edges(node_id, "said_on")
+        days[node_id] = linked[0][0] if linked else None
     day_best: dict = {}
     for node_id, _, _, score in scored:
         if days[node_id] is not None:
@@ -69,7 +71,7 @@ def shared_entity_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength
         ]
         for entity in named[node_id]:
             by_entity.setdefault(entity, []).append((score, node_id))
-    memories = len(graph)
+    memories = graph.retrievable_count()
     mentions = {entity: len(graph.in_edges(entity, "mentions")) for entity in by_entity}
     pulled = []
     for node_id, similarity, relevance, score in scored:

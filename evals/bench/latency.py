@@ -68,7 +68,7 @@ def measure_latency(
             "total_seconds": float(seconds.sum()),
             "surprise_model_share": float(lm_share),
             "surprise_model_calls": services.language_model.calls - lm_calls,
-            "memories": len(pcm.memory(chosen.sample_id)),
+            "memories": pcm.memory(chosen.sample_id).retrievable_count(),
             "agents": levels,
             "search": {
                 "queries": len(searches),

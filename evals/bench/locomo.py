@@ -104,7 +104,7 @@ def ingest(
         "corrected_at": corrected_at,
         "llm_calls": calls,
         "llm_tokens": tokens,
-        "memories": len(pcm.memory(user)),
+        "memories": pcm.memory(user).retrievable_count(),
     }
 
 

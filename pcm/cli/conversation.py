@@ -120,5 +120,5 @@ def ingest(
         )
     console.print(
         f"ingested {len(turns)} turns for user {user!r}: {result['agents']}{skipped}; "
-        f"{len(pcm.memory(user))} memories in {pcm.ctx.data_dir}"
+        f"{pcm.memory(user).retrievable_count()} memories in {pcm.ctx.data_dir}"
     )

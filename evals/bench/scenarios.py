@@ -27,7 +27,7 @@ from evals.jsonl import numbered_records
 from pcm.api import PCM
 from pcm.config import PCMContext
 from pcm.formulas import LEVELS
-from pcm.models import NodeType
+from pcm.models import RETRIEVABLE_TYPES, NodeType
 from pcm.routing import LEVEL_OF_RELATION
 from pcm.services import Services
 
@@ -276,7 +276,7 @@ def run_scenarios(
                     dense_current_over_outdated=current_wins(dense, scenario["current"], scenario.get("outdated"))
                     if is_high
                     else None,
-                    weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes()},
+                    weights={n.content[:80]: round(n.weight, 4) for n in graph.nodes(types=RETRIEVABLE_TYPES)},
                     trajectory=trajectory,
                     llm_calls=(out.get("llm_usage") or {}).get("calls", 0),
                     superseded=superseded_by(graph, out["changes"][0]["node_id"])
@@ -336,9 +336,7 @@ def _tracked_weights(graph, scenario: dict) -> dict:
     """Weights, after one turn, of the first stored message holding `current` and of the one
     holding `outdated` (None while there is none)."""
     found: dict = {"current": None, "outdated": None}
-    for node in sorted(graph.nodes(), key=lambda n: n.created_at):
-        if node.type in (NodeType.ENTITY, NodeType.HYPOTHESIS):
-            continue
+    for node in sorted(graph.nodes(types=[NodeType.FACT]), key=lambda n: n.created_at):
         for key in found:
             needle = scenario.get(key)
             if found[key] is None and needle and needle.lower() in node.content.lower():

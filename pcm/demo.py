@@ -9,7 +9,7 @@ retrieval about the user's work.
 from __future__ import annotations
 
 from pcm.api import PCM
-from pcm.models import NodeType
+from pcm.models import SHOWN_TYPES
 
 SCENARIOS: dict[str, dict] = {
     "en": {
@@ -63,7 +63,7 @@ def run_demo(pcm: PCM, user_id: str = "demo-user", lang: str = "en") -> dict:
             }
         )
     memory = pcm.memory(user_id)
-    nodes = sorted((n for n in memory.nodes() if n.type != NodeType.DAY), key=lambda n: (n.created_at, n.id))
+    nodes = sorted(memory.nodes(types=SHOWN_TYPES), key=lambda n: (n.created_at, n.id))
     return {
         "turns": turns,
         "memory": [

@@ -55,6 +55,8 @@ class NodeType(str, Enum):
 
 #: the memories retrieved by similarity (entities are found by name)
 RETRIEVABLE_TYPES = (NodeType.FACT, NodeType.HYPOTHESIS)
+#: what a person reads as memories: every node but the day nodes, which are the time axis
+SHOWN_TYPES = (*RETRIEVABLE_TYPES, NodeType.ENTITY)
 #: their types as stored in a node's attributes
 RETRIEVABLE_VALUES = frozenset(t.value for t in RETRIEVABLE_TYPES)
 

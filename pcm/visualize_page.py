@@ -14,7 +14,7 @@ import html
 import json
 import math
 
-from pcm.models import MemoryEdge, MemoryNode, NodeType
+from pcm.models import SHOWN_TYPES, MemoryEdge, MemoryNode, NodeType
 from pcm.visualize_layout import Layout, day, layout_memory, time_order
 from pcm.visualize_script import PAGE_SCRIPT, PAGE_STYLE
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
@@ -37,7 +37,7 @@ def memory_html(graph: WeightedKnowledgeGraph, title: str | None = None) -> str:
     date, entity and text; `page.html#<memory id>` opens a memory's details, and
     `page.html#type=fact&entity=<name>&q=<text>&from=YYYY-MM-DD&to=YYYY-MM-DD` sets the filters.
     Day nodes are not drawn: time is the x axis, and the date filters select by day."""
-    nodes = [n for n in graph.nodes() if n.type != NodeType.DAY]
+    nodes = graph.nodes(types=SHOWN_TYPES)
     edges = [e for e in graph.edges() if e.relation != "said_on"]
     mentions = _mentions(nodes, edges)
     chains = _supersession_chains(nodes, edges)

@@ -22,10 +22,10 @@ def memory_list(
     include_dormant: bool = typer.Option(True, help="show dormant memories too"),
 ) -> None:
     """Every memory of a user, strongest first (day nodes only with `--type day`)."""
-    from pcm.models import NodeType
+    from pcm.models import SHOWN_TYPES, NodeType
 
     _, graph = open_memory(config, data_dir, user)
-    types = [NodeType(type)] if type else [t for t in NodeType if t != NodeType.DAY]
+    types = [NodeType(type)] if type else SHOWN_TYPES
     nodes = sorted(graph.nodes(types=types, include_dormant=include_dormant), key=lambda n: -n.weight)
     print_memory([n.model_dump(mode="json") for n in nodes])
 

@@ -148,10 +148,11 @@ def offline_seconds(ctx) -> list[float]:
 
 
 def assert_within_deadline(seconds: list[float], offline: list[float], deadline: float) -> None:
-    """Each turn takes at most the deadline + 1 s where the offline path takes a few tenths of a
-    second (an idle machine); on a loaded one, plus that path's slowdown (twice its time just
-    before, less 0.5 s, as load varies)."""
-    limits = [deadline + 1.0 + max(0.0, 2 * o - 0.5) for o in offline]
+    """Each turn takes at most the deadline + 1 s plus three times the offline path's time just
+    before. On CI's two loaded cores the offline work of one turn was seen to take 3.3 times its
+    time measured a moment earlier (0.54 s, then 1.8 s); the failures this guards against cost
+    10-60 s a turn."""
+    limits = [deadline + 1.0 + 3 * o for o in offline]
     assert all(s <= limit for s, limit in zip(seconds, limits)), (seconds, offline)
 
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from test_world_model import fact
 
-from pcm.world.dates import BEFORE_DAYS, asked_time, days_outside, memory_times, named_days
+from pcm.world.dates import BEFORE_DAYS, asked_time, days_outside, memory_times, named_days, relative_days
 from pcm.world.graph_model import GraphModel
 
 
@@ -26,6 +26,8 @@ def utc(*parts) -> datetime:
         ("What did Mel paint in July 2023?", utc(2023, 7, 1), utc(2023, 8, 1)),
         ("Back in Dec 2022, where did I live?", utc(2022, 12, 1), utc(2023, 1, 1)),
         ("我2023年7月做了什么？", utc(2023, 7, 1), utc(2023, 8, 1)),
+        ("Which country did James visit in 2021?", utc(2021, 1, 1), utc(2022, 1, 1)),
+        ("我2021年去了哪里？", utc(2021, 1, 1), utc(2022, 1, 1)),
         (
             "What did Maria do last weekend before April 10, 2023?",
             utc(2023, 4, 11) - timedelta(days=BEFORE_DAYS + 1),
@@ -37,14 +39,14 @@ def test_a_query_naming_a_day_or_month_asks_about_that_time(query, start, end):
     assert asked_time(query).intervals == ((start, end),)
 
 
-def test_a_month_without_a_year_is_that_month_of_every_year_and_a_year_alone_is_nothing():
+def test_a_month_without_a_year_is_that_month_of_every_year_and_a_bare_number_is_no_time():
     window = asked_time("When did Melanie go camping in June?")
     assert window.month == 6 and window.over_years(range(2022, 2024)) == (
         (utc(2022, 6, 1), utc(2022, 7, 1)),
         (utc(2023, 6, 1), utc(2023, 7, 1)),
     )
     assert asked_time("我6月去了哪里？").month == 6
-    for query in ("Where did I travel in 2023?", "It may rain tomorrow.", "I have 3 cats.", "我养了3个月的猫"):
+    for query in ("It may rain tomorrow.", "I have 3 cats.", "我养了3个月的猫", "Room 2021 is free.", "Born 2021-05"):
         assert asked_time(query) is None, query
     assert asked_time("Was it on February 30, 2023?") is None  # no such day
 
@@ -61,6 +63,44 @@ def test_a_memory_is_about_when_it_was_said_and_the_days_it_names():
     assert days_outside(utc(2024, 6, 3), [(utc(2024, 6, 1), utc(2024, 6, 2))]) == pytest.approx(1.0)
     assert days_outside(utc(2024, 6, 1, 12), [(utc(2024, 6, 1), utc(2024, 6, 2))]) == 0.0
     assert days_outside(utc(2024, 6, 1), []) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "days_before"),
+    [
+        ("I went hiking yesterday, and last weekend we camped.", [1, 4]),  # said on a Wednesday
+        ("Two weeks ago I moved; 3 days ago and the other day I unpacked.", [14, 3, 3]),
+        ("A couple of months ago we met. Last year I visited Italy.", [60, 365]),
+        ("我昨天去了公园，上周末去爬山，三年前搬的家，两个月前换了工作。", [1, 4, 1095, 60]),
+        ("上个星期很忙，去年也是，5天前才放假。", [7, 365, 5]),
+        ("We meet next week, and I'll fly tomorrow. At last! A lasting ago-less text.", []),
+    ],
+)
+def test_a_memory_is_about_the_past_days_it_names_relative_to_when_it_was_said(text, days_before):
+    said = utc(2023, 5, 10, 12)  # a Wednesday
+    assert relative_days(text, said) == [said - timedelta(days=d) for d in days_before]
+    attrs = {"content": text, "source": {"session_time": said.isoformat()}}
+    assert memory_times(attrs) == [said, *(said - timedelta(days=d) for d in days_before)]
+
+
+def test_a_question_about_a_year_finds_what_was_said_of_it_a_year_later(pcm):
+    """ "Last year I visited Italy", said in 2022, answers a question about 2021."""
+    pcm.process(
+        "I haven't visited many countries, but Turkey and Mexico were great.",
+        user_id="t",
+        timestamp="2022-03-01T10:00:00+00:00",
+    )
+    pcm.process(
+        "I love to travel. Last year I visited Italy, a beautiful country.",
+        user_id="t",
+        timestamp="2022-03-08T10:00:00+00:00",
+    )
+    query = "Which country did I visit in 2021?"
+    assert "Italy" in pcm.search(query, user_id="t", top_k=1)[0].content
+    untimed = pcm.search(query, user_id="t", top_k=2, use_time=False)
+    timed = pcm.search(query, user_id="t", top_k=2)
+    italy = [next(m for m in found if "Italy" in m.content) for found in (timed, untimed)]
+    assert italy[0].similarity > italy[1].similarity
 
 
 def test_the_time_index_follows_inserts_and_undos():

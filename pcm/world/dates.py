@@ -3,8 +3,12 @@
 A query names a time as a day ("on October 13, 2023", "13 October, 2023", "2023-10-13",
 "2023年10月13日"), a month ("in July 2023", "2023年7月") or a month of any year ("in June", "6月");
 "before <day>" widens a day to the `BEFORE_DAYS` days up to it ("last weekend before April 10,
-2023"). A year alone says too little to rank by. A memory is about the time it was said (its
-session time, else when it was written) and the days its text names.
+2023"); with none of these, a year after "in", "during", "since", "of" or "from" ("in 2021",
+"2021年") asks about that year. A memory is about the time it was said (its session time, else when
+it was written), the days its text names, and the past days it names relative to when it was said
+("yesterday", "last week", "two months ago", "last year", 昨天, 上个月, 三年前): "I visited Italy last
+year", said in 2022, is about 2021. Future plans ("next week") are left out: a plan says when it was
+meant to happen, not when it did.
 """
 
 from __future__ import annotations
@@ -35,6 +39,36 @@ _ZH_MONTH_ALONE = re.compile(r"(?<![\d年])(\d{1,2})月份?(?![\d日号])")
 #: every full date above names a year: a text without one needs no other pattern (a cheap first look)
 _ANY_YEAR = re.compile(r"(?:19|20)\d\d")
 _BEFORE = re.compile(r"\bbefore\b|之前|以前")
+_YEAR_ALONE = re.compile(r"\b(?:in|during|since|of|from)\s+((?:19|20)\d\d)\b(?![-/])", re.IGNORECASE)
+_ZH_YEAR_ALONE = re.compile(r"((?:19|20)\d\d)年(?!\d)")
+_COUNTS = {word: n for n, word in enumerate("one two three four five six seven eight nine ten".split(), 1)}
+_COUNTS |= {"a": 1, "an": 1, "a couple of": 2, "a few": 3, "few": 3}
+_COUNTS |= {character: n for n, character in enumerate("一二三四五六七八九十", 1)} | {"两": 2, "几": 3}
+_UNIT_DAYS = (
+    dict.fromkeys(("day", "天", "日"), 1)
+    | dict.fromkeys(("week", "周", "星期", "礼拜"), 7)
+    | dict.fromkeys(("month", "月"), 30)
+    | dict.fromkeys(("year", "年"), 365)
+)
+#: how many days before it was said a relative phrase points to ("last weekend" by the weekday)
+_RELATIVE_DAYS = (
+    dict.fromkeys(("yesterday", "last night", "昨天", "昨晚"), 1)
+    | {"前天": 2, "the other day": 3}
+    | dict.fromkeys(("last week", "上周", "上星期", "上个星期"), 7)
+    | dict.fromkeys(("last month", "上月", "上个月"), 30)
+    | {"last year": 365, "去年": 365, "前年": 730}
+)
+_RELATIVE_EN = re.compile(
+    r"\b(?:yesterday|last night|the other day|last week(?:end)?|last month|last year)\b", re.IGNORECASE
+)
+_AGO_EN = re.compile(
+    r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few|few)\s+"
+    r"(day|week|month|year)s?\s+ago\b",
+    re.IGNORECASE,
+)
+_RELATIVE_ZH = re.compile(
+    r"昨天|昨晚|前天|上周末?|上个?星期|上个?月|去年|前年|(\d+|[一两二三四五六七八九十几])\s*个?(天|日|周|星期|礼拜|月|年)[以之]?前"
+)
 #: how far back "before <day>" reaches
 BEFORE_DAYS = 10
 
@@ -72,6 +106,13 @@ def asked_time(text: str) -> TimeWindow | None:
         month = match and _month_of(match.group(1))
         if month:
             return TimeWindow(month=month)
+    for pattern in (_YEAR_ALONE, _ZH_YEAR_ALONE):
+        match = pattern.search(text)
+        if match:
+            year = int(match.group(1))
+            return TimeWindow(
+                ((datetime(year, 1, 1, tzinfo=timezone.utc), datetime(year + 1, 1, 1, tzinfo=timezone.utc)),)
+            )
     return None
 
 
@@ -89,10 +130,40 @@ def named_days(text: str) -> list[datetime]:
 
 
 def memory_times(attrs: Mapping) -> list[datetime]:
-    """When a stored memory is about (its stored attributes): when it was said, then the days its
-    text names."""
+    """When a stored memory is about (its stored attributes): when it was said, the days its text
+    names, then the past days it names relative to when it was said."""
     said = said_at(attrs)
-    return ([said] if said else []) + named_days(str(attrs.get("content", "")))
+    content = str(attrs.get("content", ""))
+    if said is None:
+        return named_days(content)
+    return [said, *named_days(content), *relative_days(content, said)]
+
+
+def relative_days(text: str, said: datetime) -> list[datetime]:
+    """The past moments `text` names relative to `said` (module docstring), in order: "last weekend"
+    is the Saturday before the week `said` falls in (the one just past, said on a weekend); "N
+    <units> ago" counts a month as 30 days and a year as 365."""
+    lowered = text.lower()  # a cheap first look for what each pattern needs: most texts hold none
+    matches = []
+    if "last" in lowered or "yesterday" in lowered or "other day" in lowered:
+        matches += _RELATIVE_EN.finditer(text)
+    if "ago" in lowered:
+        matches += _AGO_EN.finditer(text)
+    if not text.isascii():
+        matches += _RELATIVE_ZH.finditer(text)
+    found = []
+    for match in sorted(matches, key=lambda m: m.start()):
+        phrase = match.group(0).lower()
+        if phrase in ("last weekend", "上周末"):
+            days = said.weekday() + 2 if said.weekday() < 5 else 7
+        elif phrase in _RELATIVE_DAYS:
+            days = _RELATIVE_DAYS[phrase]
+        else:
+            count, unit = match.group(1).lower(), match.group(2)
+            number = int(count) if count.isdigit() else _COUNTS.get(count, 1)
+            days = number * _UNIT_DAYS[unit.lower()]
+        found.append(said - timedelta(days=days))
+    return found
 
 
 def said_at(attrs: Mapping) -> datetime | None:

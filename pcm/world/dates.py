@@ -61,6 +61,7 @@ _RELATIVE_DAYS = (
 _RELATIVE_EN = re.compile(
     r"\b(?:yesterday|last night|the other day|last week(?:end)?|last month|last year)\b", re.IGNORECASE
 )
+_LAST = re.compile(r"last (?:night|week|month|year)")
 _AGO_EN = re.compile(
     r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few|few)\s+"
     r"(day|week|month|year)s?\s+ago\b",
@@ -145,7 +146,7 @@ def relative_days(text: str, said: datetime) -> list[datetime]:
     <units> ago" counts a month as 30 days and a year as 365."""
     lowered = text.lower()  # a cheap first look for what each pattern needs: most texts hold none
     matches = []
-    if "last" in lowered or "yesterday" in lowered or "other day" in lowered:
+    if "yesterday" in lowered or "other day" in lowered or ("last " in lowered and _LAST.search(lowered)):
         matches += _RELATIVE_EN.finditer(text)
     if "ago" in lowered:
         matches += _AGO_EN.finditer(text)

@@ -271,6 +271,7 @@ CHINESE: dict[str, tuple[str, ...]] = {
 FAMILIES = tuple(ENGLISH)
 
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
+_ATTACHMENT = re.compile(r"\[[^\[\]]*\]\s*$")
 _LAST_CLAUSE = re.compile(r"[,;，；—](?=[^,;，；—]*$)")
 _REQUEST_OPENERS = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please )?(?:help|remind|tell) me\b|^(?:any|some) "
@@ -322,6 +323,13 @@ def _counts(text: str) -> tuple[int, ...]:
         + sum(1 for cue in CHINESE[family] if cue in (told if family == "change" else text))
         for family in FAMILIES
     )
+
+
+def ends_asking(text: str) -> bool:
+    """True when `text`'s last sentence (after any bracketed attachment, "[image: …]") asks
+    something: a turn that hands the conversation to the other speaker, whose next turn answers it."""
+    told = _ATTACHMENT.sub("", text).rstrip()
+    return told.endswith(("?", "？")) or told.rstrip("。！!.").endswith(("吗", "呢"))
 
 
 def _told(text: str) -> str:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pcm.cues import FAMILIES, cue_counts
+from pcm.cues import FAMILIES, cue_counts, ends_asking
 
 
 @pytest.mark.parametrize(
@@ -73,3 +73,18 @@ def test_several_expressions_add_up():
 )
 def test_change_cues_count_what_is_told_not_durations_questions_or_habits(text, changes):
     assert cue_counts(text)["change"] == changes
+
+
+@pytest.mark.parametrize(
+    "text, asks",
+    [
+        ("Wow! What got you into running?", True),
+        ("Nice one! How was the event? [image: a photo of a clothing store]", True),
+        ("你去过那家店吗", True),
+        ("周末去哪儿玩了？", True),
+        ("Did you like it? I loved it.", False),
+        ("Thanks, Mel! Let me know how it goes.", False),
+    ],
+)
+def test_ends_asking_reads_the_last_sentence_after_any_attachment(text, asks):
+    assert ends_asking(text) is asks

@@ -191,3 +191,31 @@ def test_a_cached_model_file_is_built_once_and_an_interrupted_build_leaves_nothi
     assert build_once(target, writing) == target and target.read_text() == "whole"
     assert build_once(target, writing) == target and len(calls) == 1
     assert not [p for p in target.parent.iterdir() if p.name.startswith(".build-")]
+
+
+def test_a_question_put_to_the_speaker_a_query_names_yields_to_their_answer(services, ctx):
+    graph = services.store.open("question-answer")
+    question = turn("The kids look so cute, Mel! How did they handle the accident?", "Caroline")
+    answer = turn(
+        "Thanks! They were scared but we reassured them. They're tough kids.",
+        "Melanie",
+        context=question.content,
+    )
+    other = turn("My pottery class starts again next week.", "Melanie")
+    for node in (question, answer, other):
+        graph.add_node(node, reason="t", agent="t")
+    query = "How did Melanie's children handle the accident?"
+    vector = services.embedder.encode_one(query)
+    unordered = [m.id for m in retrieve(graph, query, vector, ctx, expand=False)]
+    assert unordered.index(question.id) < unordered.index(answer.id)  # the question shares the query's words
+    ordered = [m.id for m in retrieve(graph, query, vector, ctx)]
+    assert ordered.index(answer.id) == ordered.index(question.id) - 1
+    # a query about the asker, or naming no one, keeps the order the scores give
+    for unnamed in (
+        "How did Caroline's friend's children handle the accident?",
+        "How did the kids handle the accident?",
+    ):
+        vector = services.embedder.encode_one(unnamed)
+        assert [m.id for m in retrieve(graph, unnamed, vector, ctx)][:2] == [
+            m.id for m in retrieve(graph, unnamed, vector, ctx, expand=False)
+        ][:2]

@@ -59,7 +59,7 @@ from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
 from pcm.world.dates import asked_time, days_outside, memory_times
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.representation import index_vectors
-from pcm.world.story import story_scores
+from pcm.world.story import answers_first, story_scores
 from pcm.world.supersession import standing_supersessions
 from pcm.world.text import has_cjk, speakers_named
 
@@ -129,7 +129,8 @@ def retrieve(
     scored = story_scores(graph, scored, ctx, same_day=expand, shared_entities=expand and follow_entities)
     hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
     restating = _restatements(graph, hits)
-    hits = [h for h in hits if h.id not in restating][:top_k]
+    hits = [h for h in hits if h.id not in restating]
+    hits = (answers_first(graph, hits, _subject(graph, query, ctx)) if expand else hits)[:top_k]
     if expand:
         # direct evidence keeps its places; what expansion adds comes after it
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
@@ -161,6 +162,12 @@ def life_state_clashes(
     return [_as_retrieved(graph, i, 0.0, 1.0, graph.attrs(i)["weight"], "life-state") for i in clashing]
 
 
+def _subject(graph: WeightedKnowledgeGraph, query: str, ctx: PCMContext) -> str | None:
+    """The one speaker `query` names, whose memories it asks about; None with `speaker_weight` 0."""
+    named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
+    return named[0] if len(named) == 1 else None
+
+
 def _scored(
     graph: WeightedKnowledgeGraph,
     query: str,
@@ -174,8 +181,7 @@ def _scored(
     """(id, sim, P(d|I), score) of each candidate above δ (and each one the encoder cannot compare):
     sim from the cosine raised by lexical, speaker and time evidence (module docstring)."""
     dense, lexical, uncomparable = candidates
-    named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
-    subject = named[0] if len(named) == 1 else None
+    subject = _subject(graph, query, ctx)
     scored: list[tuple[str, float, float, float]] = []
     for node_id, cosine in dense.items():
         if node_id in exclude:

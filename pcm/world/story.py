@@ -1,16 +1,18 @@
 """The pieces of one story: after scoring, a candidate rises with a strong match it belongs with.
 
-Two links say so, each a hop through a hub node of the graph (`pcm.world.retrieval` applies them
+Two links raise scores, each a hop through a hub node of the graph (`pcm.world.retrieval` applies them
 to a query's candidates, not to the turn's own retrieval): the same day (a memory said on the day
 of a strong match, through their day node along `said_on` edges, `same_day_score`) and a shared
 entity (a memory naming a person, pet or place that a stronger match names, through the entity
 along `mentions` edges, `shared_entity_score`). Together they are story expansion: the
-`no expansion` ablation turns both off.
+`no expansion` ablation turns both off. A third link orders: a question put to the speaker a query
+asks about yields to that speaker's answer (`answers_first`).
 """
 
 from __future__ import annotations
 
 from pcm.config import PCMContext
+from pcm.cues import ends_asking
 from pcm.formulas import same_day_evidence, same_day_score, shared_entity_score
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 
@@ -81,3 +83,31 @@ def shared_entity_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength
             best = max(best, shared_entity_score(score, source, mentions[entity], memories, strength))
         pulled.append((node_id, similarity, relevance, best))
     return pulled
+
+
+def answers_first(graph: WeightedKnowledgeGraph, hits: list, subject: str | None) -> list:
+    """`hits` with each question put to `subject` (a hit of another speaker that ends asking,
+    `ends_asking`) placed right after `subject`'s answer to it, when the answer is a later hit: a
+    query about what Melanie said ("How did Melanie's children handle the accident?") is answered
+    by her reply, not by the question that drew it ("How did they handle the accident?"), which
+    shares the query's words. An answer is the turn whose context (`pcm.world.representation`)
+    ends with the question. Nothing else moves; with no single subject named, nothing does."""
+    if subject is None:
+        return hits
+    ordered = list(hits)
+    moved: set[str] = set()
+    position = 0
+    while position < len(ordered):
+        question = ordered[position]
+        if question.speaker != subject and question.id not in moved and ends_asking(question.content):
+            asked = question.content.rstrip()
+            for later in range(position + 1, len(ordered)):
+                answer = ordered[later]
+                context = graph.attrs(answer.id).get("context") or ""
+                if answer.speaker == subject and context.rstrip().endswith(asked):
+                    ordered.insert(position, ordered.pop(later))
+                    moved.add(answer.id)
+                    position += 1
+                    break
+        position += 1
+    return ordered

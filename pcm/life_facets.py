@@ -72,7 +72,7 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
         (
             "consumes",
             r"\b(?:smoke break|cigarettes?|cigs|a smoke|pack of (?:cigarettes|smokes)|vap(?:e|ing)|lit up|"
-            r"smoking again)\b",
+            r"smoking again|i smoke|(?:a |half a |two )?packs? a day)\b",
             r"抽烟|吸烟|一根烟|烟瘾|抽了(?:一|两|几)?(?:根|支)",
         ),
     ),
@@ -99,7 +99,8 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"\b(?:my|our) (?:cats?|dogs?|pupp(?:y|ies)|kittens?|pups?|parrots?|parakeets?|hamsters?|rabbits?|"
             r"bunn(?:y|ies)|husk(?:y|ies)|labradors?|corgis?|beagles?|poodles?|retrievers?|terriers?)\b|"
             r"\bwalk(?:ing|ed)? (?:the|my|our|both) (?:dogs?|huskies|pups?)\b|"
-            r"\badopted (?:a|an|two) (?:cats?|dogs?|pupp(?:y|ies)|kittens?|rescue)\b",
+            r"\badopted (?:a|an|two) (?:cats?|dogs?|pupp(?:y|ies)|kittens?|rescue)\b|"
+            r"(?-i:\b[A-Z][a-z]+) the (?:cat|dog|puppy|kitten|pup|bunny|rabbit|hamster|parrot)\b",
             r"我家(?:的)?(?:猫|狗|橘猫|狗狗|猫咪|主子)|我的(?:猫|狗)|养了(?:一只|只|条|一条)?(?:猫|狗)|铲屎",
         ),
     ),
@@ -131,7 +132,8 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"\bmy (?:girlfriend|boyfriend|wife|husband|fianc[ée]e?|spouse)\b|"
             r"\b(?:girlfriend|boyfriend|fianc[ée]e?|wife|husband) and i\b|\bour (?:wedding|anniversary|engagement)\b|"
             r"\b(?:i'?m|i am|we'?re|we are) (?:married|engaged)\b|"
-            r"\b(?:i'?m|i am|i've been) (?:dating|seeing (?:someone|a guy|a girl))\b",
+            r"\b(?:i'?m|i am|i've been) (?:dating|seeing (?:someone|somebody|a guy|a girl|a woman|a man))\b|"
+            r"\bnot single any ?more\b",
             r"(?:我|跟|和)(?:的)?(?:老公|老婆|男朋友|女朋友|男友|女友|未婚夫|未婚妻|丈夫|妻子|爱人|对象)|结婚(?:纪念日|\S{1,2}周年)",
         ),
     ),

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pcm.life_facets import FACETS
 from pcm.life_values import language_skills, open_values
 
-_CLAUSE_END = re.compile(r"[.!?;,，。！？；]")
+_CLAUSE_END = re.compile(r"[.!?;:,，。！？；：]")
 #: a clause whose subject is another person: what it says is not about the speaker
 _THIRD_PERSON_EN = re.compile(
     r"\b(?:he|she|they|him|them|his|her|their|you|your|those|"

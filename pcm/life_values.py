@@ -38,6 +38,8 @@ _HOME_EN = re.compile(  # case-insensitive but for the place, which is capitalis
     rf"(?:live|living|moved|relocated|settled|based)\b(?:\s+\w+){{0,4}}?\s+(?:in|to))\s+{_NAME}|"
     rf"(?i:\b(?:living|life|moving) in)\s+{_NAME}|"
     rf"(?i:\b(?:my|our) (?:new )?(?:apartment|flat|house|home|place) in)\s+{_NAME}|"
+    rf"(?i:\b(?:(?:i'?m|i am|we'?re|we are)(?:\s+(?:now|officially|finally))*|officially)\s+an?)\s+"
+    rf"{_NAME}(?=\s+residents?\b)|"
     rf"(?i:\b(?:i'?m|i am|we'?re|we are) in an? (?:\w+\s+){{0,2}}(?:house|flat|apartment) in)\s+{_NAME}"
 )
 _HOME_ZH = re.compile(rf"(?:住在|搬到了?|搬去了?|定居(?:在)?|安家(?:在)?|落户(?:在)?)({_CHINESE_CITIES})")

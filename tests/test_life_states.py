@@ -51,6 +51,10 @@ from pcm.life_states import clashes, life_states
         ("Presented our roadmap in Japanese to the Osaka office.", "skill:japanese", "uses"),
         ("我完全不懂德语。", "skill:german", "lacks"),
         ("My Vue frontend finally builds.", "skill:javascript", "uses"),
+        ("I smoke about a pack a day, I know.", "smoking", "consumes"),
+        ("Not single any more: I've been seeing a woman from my climbing gym.", "partner", "partnered"),
+        ("Biscuit the puppy chewed through my charger.", "pets", "has"),
+        ("Just so you know: I'm vegetarian.", "meat", "abstains"),  # a colon ends the clause naming "you"
     ],
 )
 def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):
@@ -72,6 +76,8 @@ def test_home_places_are_open_values_that_clash_only_when_disjoint():
     assert clashes("Walking to work is the best part of living in Edinburgh.", "I live in Leeds.") == ["home"]
     assert clashes("Living in Leeds is cheap.", "I'm in a shared house in Headingley, Leeds.") == []
     assert clashes("搬到深圳快一个月了，天天下雨。", "我现在住在杭州西湖区。") == ["home"]
+    assert clashes("Officially a Boston resident as of this week.", "I live in Denver.") == ["home"]
+    assert "home" not in life_states("She is a Paris resident.")
 
 
 def test_employers_and_fields_of_study_are_open_values():

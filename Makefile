@@ -10,6 +10,8 @@ BLIND ?= evals/data/scenarios_blind.jsonl
 # long histories (25-60 turns, several sessions), written blind to the code: a dev file and an independent one
 LONG_DEV ?= evals/data/scenarios_long_dev.jsonl
 LONG_BLIND ?= evals/data/scenarios_long_blind.jsonl
+# a second long-history dev file, written blind to the code on 2026-11-30 (its errors were read: dev)
+LONG_DEV2 ?= evals/data/scenarios_long_dev2.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 ENTITIES ?= evals/data/entities_dev.jsonl
 
@@ -57,6 +59,7 @@ bench-scenarios: install
 	$(PY) -m evals scenarios --data $(TESTSET) --out results/scenarios-test --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(LONG_DEV) --out results/scenarios-long-dev --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(LONG_DEV2) --out results/scenarios-long-dev2 --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(LONG_BLIND) --out results/scenarios-long-blind --workers $(EVAL_WORKERS)
 
 bench-followups: install

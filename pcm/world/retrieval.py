@@ -125,12 +125,13 @@ def retrieve(
     dense, lexical, uncomparable = _candidates(
         graph, query, query_vector, ctx, pool, across_scripts, asked, multilingual
     )
-    scored = _scored(graph, query, (dense, lexical, uncomparable), intent, ctx, asked, use_weights, exclude)
+    subject = _subject(graph, query, ctx)
+    scored = _scored(graph, subject, (dense, lexical, uncomparable), intent, ctx, asked, use_weights, exclude)
     scored = story_scores(graph, scored, ctx, same_day=expand, shared_entities=expand and follow_entities)
     hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
     restating = _restatements(graph, hits)
     hits = [h for h in hits if h.id not in restating]
-    hits = (answers_first(graph, hits, _subject(graph, query, ctx)) if expand else hits)[:top_k]
+    hits = (answers_first(graph, hits, subject) if expand else hits)[:top_k]
     if expand:
         # direct evidence keeps its places; what expansion adds comes after it
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
@@ -170,7 +171,7 @@ def _subject(graph: WeightedKnowledgeGraph, query: str, ctx: PCMContext) -> str 
 
 def _scored(
     graph: WeightedKnowledgeGraph,
-    query: str,
+    subject: str | None,
     candidates: tuple[dict[str, float], dict[str, float], set[str]],
     intent: Mapping[str, float] | None,
     ctx: PCMContext,
@@ -179,9 +180,9 @@ def _scored(
     exclude: set[str],
 ) -> list[tuple[str, float, float, float]]:
     """(id, sim, P(d|I), score) of each candidate above δ (and each one the encoder cannot compare):
-    sim from the cosine raised by lexical, speaker and time evidence (module docstring)."""
+    sim from the cosine raised by lexical, speaker (`subject`, the one speaker the query names) and
+    time evidence (module docstring)."""
     dense, lexical, uncomparable = candidates
-    subject = _subject(graph, query, ctx)
     scored: list[tuple[str, float, float, float]] = []
     for node_id, cosine in dense.items():
         if node_id in exclude:

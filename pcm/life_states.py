@@ -10,7 +10,7 @@ contradictions live:
 - the table (`pcm.life_facets`): meat, seafood, dairy, alcohol, coffee, smoking, spicy food
   (abstains / consumes); pets, children, siblings, a car, regular medication (none / has); partner
   (single / partnered); work (retired / self-employed / employed); schooling (high school /
-  university / postgraduate / graduated); shift work (nights / days); flying; housing (rents / owns);
+  university / postgraduate / graduated); flying; housing (rents / owns);
 - open values (`pcm.life_values`): home, employer and field of study clash when disjoint;
 - languages (`pcm.life_values`): `skill:<language>`, lacks / uses.
 

@@ -55,10 +55,6 @@ from pcm.life_states import clashes, life_states
         ("Not single any more: I've been seeing a woman from my climbing gym.", "partner", "partnered"),
         ("Biscuit the puppy chewed through my charger.", "pets", "has"),
         ("Just so you know: I'm vegetarian.", "meat", "abstains"),  # a colon ends the clause naming "you"
-        ("Back on night shifts at the hospital from Monday.", "shift", "nights"),
-        ("The day rotation starts at 7, so no more sleeping till noon.", "shift", "days"),
-        ("I don't take any regular medication.", "medication", "none"),
-        ("My levothyroxine goes down before breakfast.", "medication", "takes"),
     ],
 )
 def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):

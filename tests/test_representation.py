@@ -10,7 +10,7 @@ from pcm.perception.working_memory import preceding_context
 from pcm.services import Services
 from pcm.world.representation import context_text, own_text
 from pcm.world.retrieval import retrieve
-from pcm.world.text import speakers_named
+from pcm.world.text import speaker_asked_about, speakers_named
 
 MOMENT = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 
@@ -108,6 +108,15 @@ def test_a_query_naming_one_speaker_favours_that_speakers_memories(services, ctx
             )
         }
     )
+    told = "Where did Melanie go hiking with Caroline?"
+    told_plain, told_boosted = (
+        {m.id: m.similarity for m in retrieve(graph, told, services.embedder.encode_one(told), c, expand=False)}
+        for c in (ctx.replace(speaker_weight=0.0), ctx)
+    )
+    assert told_boosted[theirs.id] == pytest.approx(
+        told_plain[theirs.id] + ctx.speaker_weight * (1 - told_plain[theirs.id])
+    )
+    assert told_boosted[mine.id] == pytest.approx(told_plain[mine.id])
 
 
 def test_speakers_named_matches_whole_first_names_only():
@@ -115,6 +124,21 @@ def test_speakers_named_matches_whole_first_names_only():
     assert speakers_named("what did caroline and melanie do", ["Caroline", "Melanie"]) == ["Caroline", "Melanie"]
     assert speakers_named("Where does Jonathan live?", ["Jon"]) == []
     assert speakers_named("Where does Jon Snow live?", ["Jon Snow"]) == ["Jon Snow"]
+
+
+def test_a_question_naming_two_speakers_asks_about_the_one_named_as_the_doer():
+    people = ["Caroline", "Melanie", "Tim", "John", "James", "Jon Snow"]
+    assert speaker_asked_about("What did Caroline paint?", people) == "Caroline"
+    assert speaker_asked_about("What does Melanie think about Caroline's decision?", people) == "Melanie"
+    assert speaker_asked_about("What city did Tim suggest to John for the trip?", people) == "Tim"
+    assert speaker_asked_about("What did Jon Snow offer to share with Tim?", people) == "Jon Snow"
+    assert speaker_asked_about("What recommendations has Tim received from John?", people) == "Tim"
+    # both, or a list of them, or nobody as the doer: no one speaker
+    assert speaker_asked_about("Who is Tim and John's favorite player?", people) is None
+    assert speaker_asked_about("When did James, Sam and John go to the game?", people) is None
+    assert speaker_asked_about("How do Caroline & Melanie relax?", people) is None
+    assert speaker_asked_about("What did John tell James?", people) is None  # the object, unmarked
+    assert speaker_asked_about("What is the weather like?", people) is None
 
 
 def test_a_processed_turn_is_stored_and_indexed_with_the_turns_before_it(pcm):

@@ -5,8 +5,9 @@
   mixed with `context_weight` (`pcm.world.representation`);
 - lexical (the processing-flow document's optional keyword term): BM25 of the same two texts,
   each over the query's best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
-- the query's subject: a query that names exactly one of the memory's speakers ("What did
-  Caroline research?") raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`;
+- the query's subject: a query that asks about one of the memory's speakers ("What did Caroline
+  research?", "What did Tim suggest to John?": Tim) raises that speaker's memories, sim' = sim +
+  ρ·(1 − sim), ρ = `speaker_weight`;
 - time: a query that names a day or a month ("on 13 October, 2023", "in July") raises the memories
   from then (their session time or a day their text names, `pcm.world.dates`): sim' = sim +
   κ_t·e^(−d/τ)·(1 − sim), d the days outside that time (`pcm.formulas.time_match`).
@@ -61,7 +62,7 @@ from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.representation import index_vectors
 from pcm.world.story import answers_first, story_scores
 from pcm.world.supersession import standing_supersessions
-from pcm.world.text import has_cjk, speakers_named
+from pcm.world.text import has_cjk, speaker_asked_about
 
 #: the time index is searched this many tolerances τ around the time a query names (e^(−3) ≈ 0.05)
 TIME_REACH = 3.0
@@ -164,9 +165,8 @@ def life_state_clashes(
 
 
 def _subject(graph: WeightedKnowledgeGraph, query: str, ctx: PCMContext) -> str | None:
-    """The one speaker `query` names, whose memories it asks about; None with `speaker_weight` 0."""
-    named = speakers_named(query, graph.speakers()) if ctx.speaker_weight > 0 else []
-    return named[0] if len(named) == 1 else None
+    """The one speaker `query` asks about (`speaker_asked_about`); None with `speaker_weight` 0."""
+    return speaker_asked_about(query, graph.speakers()) if ctx.speaker_weight > 0 else None
 
 
 def _scored(

@@ -172,3 +172,27 @@ def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:
         if any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) for name in names):
             found.append(speaker)
     return found
+
+
+#: words after which a name is not who a question asks about: prepositions and conjunctions
+#: ("suggest to John", "hear from Joanna", "Tim and John")
+_NOT_DOER_AFTER = frozenset("to with for from about at of by on toward towards than between like and or &".split())
+
+
+def speaker_asked_about(question: str, speakers: Iterable[str]) -> str | None:
+    """The one speaker `question` asks about: the only speaker it names or, when it names several, the
+    only one it names as the doer ("What did Tim suggest to John?": Tim), that is not possessive
+    ("Caroline's decision"), after a preposition or conjunction, or in a list ("James, Sam and John").
+    Two names neither rules out ("What did John tell James?") leave it open: None."""
+    named = speakers_named(question, speakers)
+    if len(named) < 2:
+        return named[0] if named else None
+    doers = set()
+    for speaker in named:
+        for name in {speaker, speaker.split()[0]}:
+            for mention in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.IGNORECASE):
+                before = re.findall(r"[\w&]+", question[: mention.start()].lower())
+                joined = re.match(r"\s*(?:['’]|,|(?:and|or|&)(?!\w))", question[mention.end() :], re.IGNORECASE)
+                if not joined and not (before and before[-1] in _NOT_DOER_AFTER):
+                    doers.add(speaker)
+    return doers.pop() if len(doers) == 1 else None

@@ -29,18 +29,33 @@ from pcm.life_facets import FACETS
 from pcm.life_values import language_skills, open_values
 
 _CLAUSE_END = re.compile(r"[.!?;:,，。！？；：]")
+#: the people in a speaker's life, each one person or a group the speaker is not part of
+_PEOPLE_EN = (
+    r"mom|mum|dad|mother|father|parents|sister|brother|friends?|son|daughter|wife|husband|boyfriend|"
+    r"girlfriend|partner|fianc[ée]e?|roommates?|flatmates?|coworkers?|colleagues?|boss|manager|"
+    r"neighbou?rs?|cousins?|aunt|uncle|grandma|grandpa|kids?|in-laws"
+)
+_PEOPLE_ZH = (
+    r"爸爸|妈妈|父母|朋友|闺蜜|同事|老公|老婆|丈夫|妻子|男朋友|女朋友|孩子|儿子|女儿|[表堂]?(?:哥哥?|姐姐?|弟弟?|妹妹?)|"
+    r"室友|邻居|领导|老板|经理|舅舅|叔叔|阿姨|姑姑|爷爷|奶奶|外婆|外公"
+)
 #: a clause whose subject is another person: what it says is not about the speaker
 _THIRD_PERSON_EN = re.compile(
-    r"\b(?:he|she|they|him|them|his|her|their|you|your|those|"
-    r"(?:my|our|a|the) (?:mom|mum|dad|mother|father|parents|sister|brother|"
-    r"friends?|son|daughter|wife|husband|boyfriend|girlfriend|partner|fianc[ée]e?|roommates?|flatmates?|"
-    r"coworkers?|colleagues?|boss|manager|neighbou?rs?|cousins?|aunt|uncle|grandma|grandpa|kids?|family|"
-    r"in-laws|guests?|team)|everyone|everybody|people|others)\b",
+    rf"\b(?:he|she|they|him|them|his|her|their|you|your|those|"
+    rf"(?:my|our|a|the) (?:{_PEOPLE_EN}|family|guests?|team)|everyone|everybody|people|others)\b",
     re.I,
 )
 _THIRD_PERSON_ZH = re.compile(
     r"大家|别人|其他人|他|她|你|爸|妈|父母|朋友|同事|老公|老婆|男朋友|女朋友|孩子|儿子|女儿|姐|哥|弟|妹|室友|邻居|家人"
 )
+#: a text that opens on someone the speaker knows ("So my brother…", "我表哥…", "我们领导…")
+_OPENS_ON_SOMEONE_EN = re.compile(
+    rf"^\W*(?:(?:so|and|well|oh|also|btw|just)\W+)*(?:my|our) (?:best |close |older |younger )?({_PEOPLE_EN})\b", re.I
+)
+_OPENS_ON_SOMEONE_ZH = re.compile(rf"^\W*(?:我们?的?)?({_PEOPLE_ZH})")
+#: the speaker as subject or object ("I", "we", "me", "us", 我 or 我们 not before a person: "我老婆" is hers)
+_SPEAKER_EN = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|we|we're|we've|we'll|we'd|us|myself|ourselves)\b", re.I)
+_SPEAKER_ZH = re.compile(rf"我们?+(?!的?(?:{_PEOPLE_ZH}))")
 
 #: a person named after these is company, not the clause's subject
 _COMPANION_EN = re.compile(r"\b(?:with|and)\s+$", re.I)
@@ -93,6 +108,25 @@ def life_states(text: str) -> dict[str, str | frozenset[str]]:
     states.update(language_skills(text, _about_speaker))
     states.update(open_values(text, _about_speaker))
     return states
+
+
+def told_of_someone_else(text: str) -> str | None:
+    """The person a text tells of when its first clause is about someone the speaker knows and the
+    speaker is neither subject nor object anywhere in it ("My brother sold his motorbike and bought a
+    minivan", "我老婆把她的车卖了，换了辆电动车"): the change it tells is theirs. None otherwise."""
+    first = _CLAUSE_END.split(text.strip(), maxsplit=1)[0]
+    english = _OPENS_ON_SOMEONE_EN.match(first)
+    if english and not _SPEAKER_EN.search(text):
+        return english.group(1).lower()
+    chinese = _OPENS_ON_SOMEONE_ZH.match(first)
+    if chinese and not _SPEAKER_ZH.search(text):
+        return chinese.group(1)
+    return None
+
+
+def mentions_person(text: str, person: str) -> bool:
+    """Whether `text` names `person` (a word of `told_of_someone_else`), as a word in English."""
+    return bool(re.search(rf"(?<!\w){re.escape(person)}(?!\w)", text, re.I)) if person.isascii() else person in text
 
 
 def clashes(text: str, memory_text: str) -> list[str]:

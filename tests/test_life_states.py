@@ -5,7 +5,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
-from pcm.life_states import clashes, life_states
+from pcm.life_states import clashes, life_states, told_of_someone_else
+from pcm.models import NodeType, RetrievedMemory
+from pcm.perception.surprise import TurnSignals
+from pcm.routing.routers import Decision, Router
 
 
 @pytest.mark.parametrize(
@@ -68,6 +71,58 @@ def test_a_clause_about_someone_else_asserts_nothing_about_the_speaker():
     # company is not the subject: "with my sister", "跟同事"
     assert life_states("Had a huge steak with my sister tonight.")["meat"] == "consumes"
     assert life_states("今晚又跟同事去吃了特辣的牛油火锅。")["spicy"] == "consumes"
+
+
+@pytest.mark.parametrize(
+    ("text", "person"),
+    [
+        ("My brother sold his motorbike and bought a minivan now that the twins are here.", "brother"),
+        ("So my best friend just relocated to Vancouver for a job.", "friend"),
+        ("我老婆把她的车卖了，换了辆电动车。", "老婆"),
+        ("我表哥刚搬到上海去了，以后见面没那么方便了。", "表哥"),
+        # the speaker is subject or object somewhere: their own change may be told
+        ("My wife got a job in Seattle, so we're moving next month.", None),
+        ("My boss let me go on Friday.", None),
+        ("My sister and I moved into a flat in Leith.", None),
+        ("我老婆怀孕了，我们要搬家了。", None),
+        # it does not open on someone the speaker knows
+        ("Sold my motorbike and bought a minivan.", None),
+        ("我把车卖了。", None),
+    ],
+)
+def test_a_change_told_of_someone_else_names_them(text, person):
+    assert told_of_someone_else(text) == person
+
+
+class _AlwaysHigh(Router):
+    def level(self, turn):
+        return Decision("high", "test", {"high": 0.9})
+
+
+def _turn(text, *memory_texts):
+    memories = [
+        RetrievedMemory(
+            id=f"m-{i}",
+            content=content,
+            type=NodeType.FACT,
+            domain="Personal",
+            weight=0.8,
+            similarity=0.5,
+            intent_relevance=1.0,
+            score=0.4,
+        )
+        for i, content in enumerate(memory_texts)
+    ]
+    return TurnSignals(text, memories, {}, {}, [1 / 3] * 3, lambda: None, lambda found: None)
+
+
+def test_a_change_told_of_someone_else_corrects_only_what_was_said_of_them():
+    told = "My brother sold his motorbike and bought a minivan."
+    decision = _AlwaysHigh().decide(_turn(told, "I ride a Kawasaki Ninja 650 to work most days."))
+    assert (decision.level, decision.source) == ("medium", "someone-else")
+    decision = _AlwaysHigh().decide(_turn(told, "I ride a Ninja 650.", "My brother rides a Ducati."))
+    assert decision.level == "high"
+    assert _AlwaysHigh().decide(_turn("Sold my motorbike, bought a minivan.", "I ride a Ninja 650.")).level == "high"
 
 
 def test_home_places_are_open_values_that_clash_only_when_disjoint():

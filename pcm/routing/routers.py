@@ -8,6 +8,7 @@ from pathlib import Path
 from pcm.config import PCMContext
 from pcm.cues import is_request
 from pcm.formulas import LEVELS, adapted_level_prior, pair_level
+from pcm.life_states import mentions_person, told_of_someone_else
 from pcm.llm import RelationJudgement
 from pcm.perception.relation import load_relation_model
 from pcm.perception.surprise import TurnSignals
@@ -34,7 +35,8 @@ class Decision:
 
 
 class Router:
-    """Decides a turn's level. Every router but `off` first applies the guards."""
+    """Decides a turn's level. Every router but `off` first applies the guards, and last keeps a
+    change told of someone else from correcting what the memories do not say of them."""
 
     def decide(self, turn: TurnSignals) -> Decision:
         if not turn.memories:
@@ -43,7 +45,14 @@ class Router:
             return Decision("low", "request")
         if turn.clashing:  # the turn's life state excludes a stored one (`pcm.life_states`)
             return Decision("high", "life-state")
-        return self.level(turn)
+        decision = self.level(turn)
+        if decision.level == "high":
+            # "My brother sold his motorbike" revises nothing of the speaker's ("I ride a Ninja 650"),
+            # only what was said of the brother: a new fact about him, unless a memory names him
+            person = told_of_someone_else(turn.text)
+            if person and not any(mentions_person(m.content, person) for m in turn.memories):
+                return Decision("medium", "someone-else", decision.probabilities)
+        return decision
 
     def level(self, turn: TurnSignals) -> Decision:
         raise NotImplementedError

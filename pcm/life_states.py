@@ -17,7 +17,9 @@ contradictions live:
 `life_states(text)` reads the states a text asserts about its speaker (a clause about a third
 person, "my sister is vegan", the listener, "your steak", or the past, "when I was a kid", asserts
 nothing about the speaker now); `clashes(text, memory_text)` the facets on which two texts assert
-different states.
+different states. `told_of_someone_else(text)` names the person a turn tells a change of when the
+speaker is not part of it ("My brother sold his motorbike"): routing keeps such a turn from
+correcting what was not said of them (`pcm.routing.routers`).
 """
 
 from __future__ import annotations

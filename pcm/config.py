@@ -169,7 +169,7 @@ class PCMContext:
     # least this and at least P(consistent) records a `contests` link: nothing is decayed, but search
     # shows the newer statement right above the fact it contests (when it found both) until the
     # fact is confirmed again (None: no contests)
-    contest_threshold: float | None = 0.2
+    contest_threshold: float | None = 0.25
     # A turn routed to maintenance that the relation model judges to confirm a superseded memory with
     # P(consistent) at least this overturns the supersession: the memory gets back its weight from
     # before the correction and search no longer puts the successor above it (`pcm.world.supersession`;

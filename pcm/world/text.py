@@ -164,14 +164,15 @@ def tagged_pieces(text: str) -> Iterator[tuple[int, list[jieba.posseg.pair]]]:
         yield piece.start(), jieba.posseg.lcut(piece.group())
 
 
+def _mentions(text: str, speaker: str) -> list[re.Match]:
+    """Where `text` mentions `speaker` by their name or first name, as a word, case-insensitively."""
+    names = {speaker, speaker.split()[0]} if speaker.split() else set()
+    return [m for name in names for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE)]
+
+
 def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:
     """The speakers whose name (or first name) `text` mentions as a word, case-insensitively."""
-    found = []
-    for speaker in speakers:
-        names = {speaker, speaker.split()[0]} if speaker.split() else set()
-        if any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) for name in names):
-            found.append(speaker)
-    return found
+    return [speaker for speaker in speakers if _mentions(text, speaker)]
 
 
 #: words after which a name is not who a question asks about: prepositions and conjunctions
@@ -189,10 +190,9 @@ def speaker_asked_about(question: str, speakers: Iterable[str]) -> str | None:
         return named[0] if named else None
     doers = set()
     for speaker in named:
-        for name in {speaker, speaker.split()[0]}:
-            for mention in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.IGNORECASE):
-                before = re.findall(r"[\w&]+", question[: mention.start()].lower())
-                joined = re.match(r"\s*(?:['’]|,|(?:and|or|&)(?!\w))", question[mention.end() :], re.IGNORECASE)
-                if not joined and not (before and before[-1] in _NOT_DOER_AFTER):
-                    doers.add(speaker)
+        for mention in _mentions(question, speaker):
+            before = re.findall(r"[\w&]+", question[: mention.start()].lower())
+            joined = re.match(r"\s*(?:['’]|,|(?:and|or|&)(?!\w))", question[mention.end() :], re.IGNORECASE)
+            if not joined and not (before and before[-1] in _NOT_DOER_AFTER):
+                doers.add(speaker)
     return doers.pop() if len(doers) == 1 else None

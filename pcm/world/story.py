@@ -91,7 +91,7 @@ def answers_first(graph: WeightedKnowledgeGraph, hits: list, subject: str | None
     query about what Melanie said ("How did Melanie's children handle the accident?") is answered
     by her reply, not by the question that drew it ("How did they handle the accident?"), which
     shares the query's words. An answer is the turn whose context (`pcm.world.representation`)
-    ends with the question. Nothing else moves; with no single subject named, nothing does."""
+    ends with the question. Nothing else moves; with no subject (`speaker_asked_about`), nothing does."""
     if subject is None:
         return hits
     ordered = list(hits)

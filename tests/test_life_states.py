@@ -99,7 +99,7 @@ class _AlwaysHigh(Router):
         return Decision("high", "test", {"high": 0.9})
 
 
-def _turn(text, *memory_texts):
+def _turn(text, *memory_texts, signals=None, answers_question=False):
     memories = [
         RetrievedMemory(
             id=f"m-{i}",
@@ -113,7 +113,9 @@ def _turn(text, *memory_texts):
         )
         for i, content in enumerate(memory_texts)
     ]
-    return TurnSignals(text, memories, {}, {}, [1 / 3] * 3, lambda: None, lambda found: None)
+    return TurnSignals(
+        text, memories, signals or {}, {}, [1 / 3] * 3, lambda: None, lambda found: None, [], answers_question
+    )
 
 
 def test_a_change_told_of_someone_else_corrects_only_what_was_said_of_them():
@@ -123,6 +125,18 @@ def test_a_change_told_of_someone_else_corrects_only_what_was_said_of_them():
     decision = _AlwaysHigh().decide(_turn(told, "I ride a Ninja 650.", "My brother rides a Ducati."))
     assert decision.level == "high"
     assert _AlwaysHigh().decide(_turn("Sold my motorbike, bought a minivan.", "I ride a Ninja 650.")).level == "high"
+
+
+def test_an_answer_to_the_other_partys_question_develops_what_was_asked_about():
+    said = "That's great! I just signed with a new team - excited for the season!"
+    decision = _AlwaysHigh().decide(_turn("The Minnesota Wolves! I can't wait!", said, answers_question=True))
+    assert (decision.level, decision.source) == ("medium", "answer")
+    assert _AlwaysHigh().decide(_turn("The Minnesota Wolves! I can't wait!", said)).level == "high"
+    # an answer that tells a change may revise: "No, I moved to Denver in May."
+    moved = _turn(
+        "No, I moved to Denver in May.", "I live in Boston.", signals={"change_cues": 1.0}, answers_question=True
+    )
+    assert _AlwaysHigh().decide(moved).level == "high"
 
 
 def test_home_places_are_open_values_that_clash_only_when_disjoint():

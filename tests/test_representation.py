@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pcm.models import MemoryNode, NodeType
-from pcm.perception.working_memory import preceding_context
+from pcm.perception.working_memory import preceding_context, replies_to_question
 from pcm.services import Services
 from pcm.world.representation import context_text, own_text
 from pcm.world.retrieval import retrieve
@@ -243,3 +243,20 @@ def test_a_question_put_to_the_speaker_a_query_names_yields_to_their_answer(serv
         assert [m.id for m in retrieve(graph, unnamed, vector, ctx)][:2] == [
             m.id for m in retrieve(graph, unnamed, vector, ctx, expand=False)
         ][:2]
+
+
+def test_a_reply_to_another_partys_question_is_an_answer():
+    asked = {
+        "role": "user",
+        "speaker": "Tim",
+        "content": "Congrats! Which team did you sign with?",
+        "timestamp": "2023-05-08T13:55:00",
+    }
+    told = {**asked, "content": "Congrats on the new team."}
+    assistant = {"role": "assistant", "content": "Which team was it?", "timestamp": "2023-05-08T13:55:00"}
+    assert replies_to_question([asked], "John", "2023-05-08T13:56:00", 60)
+    assert not replies_to_question([asked], "Tim", "2023-05-08T13:56:00", 60)  # one's own question
+    assert not replies_to_question([told], "John", "2023-05-08T13:56:00", 60)  # no question
+    assert not replies_to_question([asked], "John", "2023-05-10T13:56:00", 60)  # days later: a new episode
+    assert replies_to_question([assistant], None, "2023-05-08T13:56:00", 60)  # the user answers the assistant
+    assert not replies_to_question([], None, "2023-05-08T13:56:00", 60)

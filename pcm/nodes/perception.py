@@ -9,7 +9,7 @@ from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
 from pcm.nodes import domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of
 from pcm.perception.intent import classify_intent
-from pcm.perception.working_memory import make_turn, preceding_context, push_turn, render_window
+from pcm.perception.working_memory import make_turn, preceding_context, push_turn, render_window, replies_to_question
 from pcm.routing import decide, user_level_prior
 from pcm.services import Services
 from pcm.state import PCMState
@@ -72,6 +72,9 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         ctx,
         speaker=state.get("speaker"),
         clashing=state.get("life_state_clashes"),
+        answers_question=replies_to_question(
+            window, state.get("speaker"), state.get("timestamp"), ctx.context_gap_minutes
+        ),
         level_prior=user_level_prior(services.store.open(user_of(state)), ctx),
     )
     decision = decide(turn, ctx)

@@ -98,6 +98,8 @@ class TurnSignals:
     ask_llm: Callable[[list[RetrievedMemory]], RelationJudgement | None]
     #: the memories whose life state the turn excludes (`pcm.life_states`): a correction's suspects
     clashing: list[str] = field(default_factory=list)
+    #: the turn answers the other party's question (`replies_to_question`): it develops what was asked about
+    answers_question: bool = False
 
 
 class SurpriseMonitor:
@@ -177,6 +179,7 @@ class SurpriseMonitor:
         speaker: str | None = None,
         level_prior: list[float] | None = None,
         clashing: list[str] | None = None,
+        answers_question: bool = False,
     ) -> TurnSignals:
         """What routing reads about `text` given the retrieved `memories`: the cheap signals and the
         relation verdicts now, the LM's signals when asked. `level_prior` is the user's own (see
@@ -196,6 +199,7 @@ class SurpriseMonitor:
             lambda: signals.update(self.language_model_signals(text, context)),
             lambda judged: self.judge(text, judged),
             list(clashing or []),
+            answers_question,
         )
 
     def report(

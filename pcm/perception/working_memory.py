@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pcm.cues import ends_asking
+
 Turn = dict[str, Any]
 
 
@@ -42,6 +44,28 @@ def render_window(window: list[Turn], max_turns: int | None = None) -> str:
     return "\n".join(f"{t.get('speaker') or t['role']}: {t['content']}" for t in turns)
 
 
+def replies_to_question(window: list[Turn], speaker: str | None, timestamp: str | None, max_gap_minutes: float) -> bool:
+    """Whether a turn by `speaker` at `timestamp` answers a question: the window's last turn, no
+    more than `max_gap_minutes` earlier, is another party's (another speaker, or the assistant) and
+    ends asking ("Which team did you sign with?")."""
+    if not window:
+        return False
+    last = window[-1]
+    asker = last.get("speaker") or last["role"]
+    return (
+        0.0 <= _minutes_before(timestamp, last) <= max_gap_minutes
+        and asker != (speaker or "user")
+        and ends_asking(last["content"])
+    )
+
+
+def _minutes_before(timestamp: str | None, turn: Turn) -> float:
+    """How many minutes `turn` was said before `timestamp`."""
+    from pcm.models import as_utc
+
+    return (as_utc(timestamp) - as_utc(turn.get("timestamp"))).total_seconds() / 60.0
+
+
 def preceding_context(window: list[Turn], timestamp: str | None, max_turns: int, max_gap_minutes: float) -> str | None:
     """The last `max_turns` turns of the window that belong to the same conversation episode as a turn at
     `timestamp` (no more than `max_gap_minutes` earlier), as "speaker: text" lines; None if there are none.
@@ -51,13 +75,9 @@ def preceding_context(window: list[Turn], timestamp: str | None, max_turns: int,
     """
     if max_turns <= 0:
         return None
-    from pcm.models import as_utc
-
-    moment = as_utc(timestamp)
     episode = []
     for turn in reversed(window[-max_turns:]):
-        gap = (moment - as_utc(turn.get("timestamp"))).total_seconds() / 60.0
-        if not 0.0 <= gap <= max_gap_minutes:
+        if not 0.0 <= _minutes_before(timestamp, turn) <= max_gap_minutes:
             break
         episode.append(turn)
     return render_window(list(reversed(episode))) or None

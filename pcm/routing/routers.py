@@ -36,7 +36,7 @@ class Decision:
 
 class Router:
     """Decides a turn's level. Every router but `off` first applies the guards, and last keeps a
-    change told of someone else from correcting what the memories do not say of them."""
+    change told of someone else, or an answer to the other party's question, from correcting."""
 
     def decide(self, turn: TurnSignals) -> Decision:
         if not turn.memories:
@@ -52,6 +52,10 @@ class Router:
             person = told_of_someone_else(turn.text)
             if person and not any(mentions_person(m.content, person) for m in turn.memories):
                 return Decision("medium", "someone-else", decision.probabilities)
+            # "Which team did you sign with?" → "The Minnesota Wolves!": an answer develops what it was
+            # asked about ("I just signed with a new team"); one that tells a change itself may revise it
+            if turn.answers_question and decision.source != "llm" and not turn.signals.get("change_cues"):
+                return Decision("medium", "answer", decision.probabilities)
         return decision
 
     def level(self, turn: TurnSignals) -> Decision:

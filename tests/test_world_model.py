@@ -215,6 +215,21 @@ def test_a_superseded_memory_comes_after_its_successor(services, ctx):
     assert unexpanded.index(old.id) < unexpanded.index(new.id)
 
 
+def test_a_chain_of_successors_puts_its_latest_link_first(services, ctx):
+    """Chicago ← Denver ← Portland: reached through Chicago, Denver still yields to Portland."""
+    graph = services.store.open("hana")
+    chicago = fact("Hana lives in Chicago, right by the lake", weight=0.7)
+    denver = fact("Hana moved to Denver for work", weight=0.6)
+    portland = fact("Officially a Portland resident as of last week, the boxes are unpacked", weight=0.5)
+    for node in (chicago, denver, portland):
+        graph.add_node(node, reason="t", agent="t")
+    for new, old in ((denver, chicago), (portland, denver)):
+        graph.add_edge(MemoryEdge(source=new.id, target=old.id, relation="supersedes", weight=0.8))
+    query = "Which city does Hana live in?"
+    found = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx)]
+    assert found.index(portland.id) < found.index(denver.id) < found.index(chicago.id)
+
+
 def test_the_intent_mask_fades_where_neighbouring_memories_do_not_share_domains(services, ctx):
     """ι (domain agreement of consecutive facts) scales the router's confidence: in a memory whose
     neighbouring turns fall in unrelated domains the mask is lifted; where they agree it stays."""

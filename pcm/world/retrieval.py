@@ -298,16 +298,19 @@ def _successors_first(
 ) -> list[RetrievedMemory]:
     """A superseded memory yields to what superseded it: the successor (1 hop along a standing
     `supersedes` edge, `pcm.world.supersession`) is placed directly above it, brought in if it was
-    not retrieved. A contested fact (`pcm.evolution.profiling.contested_facts`) yields alike to a
+    not retrieved, and its own successor above it in turn (the latest of a chain first). A
+    contested fact (`pcm.evolution.profiling.contested_facts`) yields alike to a
     retrieved statement contesting it, while that statement was confirmed at least as recently as
     the fact: a doubt reorders what the query found, it brings nothing in (`use_contests` off: the
     ablation without contests)."""
     ordered: list[RetrievedMemory] = []
     by_id = {h.id: h for h in hits}
     placed: set[str] = set()
-    for hit in hits:
-        if hit.id in placed:
-            continue
+
+    def place(hit: RetrievedMemory) -> None:
+        """`hit`, after what supersedes or contests it, each after its own successors (a chain's
+        latest link first)."""
+        placed.add(hit.id)
         for source, attrs in [*standing_supersessions(graph, hit.id), *graph.in_edges(hit.id, "contests")]:
             if source in placed or source in exclude:
                 continue
@@ -319,20 +322,18 @@ def _successors_first(
                 or not _contest_stands(graph, source, hit.id, attrs["weight"], ctx)
             ):
                 continue
-            successor = by_id.get(source) or _as_retrieved(
-                graph,
-                source,
-                hit.similarity,
-                intent_relevance(
-                    intent, graph.attrs(source).get("domain"), graph.attrs(source).get("domain_distribution")
-                ),
-                hit.score,
-                "expansion:supersedes",
+            if source in by_id:
+                place(by_id[source])
+                continue
+            relevance = intent_relevance(
+                intent, graph.attrs(source).get("domain"), graph.attrs(source).get("domain_distribution")
             )
-            ordered.append(successor)
-            placed.add(source)
+            place(_as_retrieved(graph, source, hit.similarity, relevance, hit.score, "expansion:supersedes"))
         ordered.append(hit)
-        placed.add(hit.id)
+
+    for hit in hits:
+        if hit.id not in placed:
+            place(hit)
     return ordered
 
 

@@ -37,7 +37,7 @@ is no evidence for routing or for what a turn confirms or contradicts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from itertools import islice
 
@@ -298,19 +298,16 @@ def _successors_first(
 ) -> list[RetrievedMemory]:
     """A superseded memory yields to what superseded it: the successor (1 hop along a standing
     `supersedes` edge, `pcm.world.supersession`) is placed directly above it, brought in if it was
-    not retrieved, and its own successor above it in turn (the latest of a chain first). A
-    contested fact (`pcm.evolution.profiling.contested_facts`) yields alike to a
-    retrieved statement contesting it, while that statement was confirmed at least as recently as
-    the fact: a doubt reorders what the query found, it brings nothing in (`use_contests` off: the
-    ablation without contests)."""
+    not retrieved, and its own successor above it in turn (the latest of a chain first). A contested
+    fact (`pcm.evolution.profiling.contested_facts`) yields alike to a retrieved statement contesting
+    it, while that statement was confirmed at least as recently as the fact: a doubt reorders what the
+    query found, it brings nothing in (`use_contests` off: the ablation without contests)."""
     ordered: list[RetrievedMemory] = []
     by_id = {h.id: h for h in hits}
     placed: set[str] = set()
 
-    def place(hit: RetrievedMemory) -> None:
-        """`hit`, after what supersedes or contests it, each after its own successors (a chain's
-        latest link first)."""
-        placed.add(hit.id)
+    def successors(hit: RetrievedMemory) -> Iterator[RetrievedMemory]:
+        """What supersedes or contests `hit`, not placed yet (read lazily: a chain may place one)."""
         for source, attrs in [*standing_supersessions(graph, hit.id), *graph.in_edges(hit.id, "contests")]:
             if source in placed or source in exclude:
                 continue
@@ -322,18 +319,26 @@ def _successors_first(
                 or not _contest_stands(graph, source, hit.id, attrs["weight"], ctx)
             ):
                 continue
-            if source in by_id:
-                place(by_id[source])
-                continue
-            relevance = intent_relevance(
-                intent, graph.attrs(source).get("domain"), graph.attrs(source).get("domain_distribution")
+            node = graph.attrs(source)
+            relevance = intent_relevance(intent, node.get("domain"), node.get("domain_distribution"))
+            yield by_id.get(source) or _as_retrieved(
+                graph, source, hit.similarity, relevance, hit.score, "expansion:supersedes"
             )
-            place(_as_retrieved(graph, source, hit.similarity, relevance, hit.score, "expansion:supersedes"))
-        ordered.append(hit)
 
     for hit in hits:
-        if hit.id not in placed:
-            place(hit)
+        if hit.id in placed:
+            continue
+        placed.add(hit.id)  # depth first without recursion (a chain can be long): the latest link first
+        stack = [(hit, successors(hit))]
+        while stack:
+            memory, pending = stack[-1]
+            successor = next(pending, None)
+            if successor is None:
+                stack.pop()
+                ordered.append(memory)
+            else:
+                placed.add(successor.id)
+                stack.append((successor, successors(successor)))
     return ordered
 
 

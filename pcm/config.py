@@ -1,16 +1,14 @@
 """Static settings: one dataclass passed to the graph as its `context_schema`.
 
-Precedence, lowest first: the dataclass defaults (the spec's values), a YAML file
-(`--config FILE`, `$PCM_CONFIG`, or `./pcm.yaml`), environment variables
-`PCM_<FIELD>` (upper case), then explicit keyword overrides. API keys are never
-read from here: only from the environment or `.env` (see `pcm.llm`).
+Precedence, lowest first: the dataclass defaults (the spec's values), a YAML file (`--config FILE`,
+`$PCM_CONFIG`, or `./pcm.yaml`), environment variables `PCM_<FIELD>` (upper case), then explicit keyword
+overrides. API keys are never read from here: only from the environment or `.env` (see `pcm.llm`).
 
-Inside a graph run, `resolve_context` applies the same precedence to the runtime
-context: a context from `load_context` is complete and used as it is; one the LangGraph
-server builds from a request (Studio sends every field, most at their defaults) only
-overrides the settings of the environment in the fields whose values it changes, and only
-in `CALLER_SETTINGS`: paths, URLs, models, limits and the algorithm's parameters belong to
-the deployment, and a run context that changes one of them is refused.
+Inside a graph run, `resolve_context` applies the same precedence to the runtime context: a context from
+`load_context` is complete and used as it is; one the LangGraph server builds from a request (Studio sends
+every field, most at their defaults) only overrides the settings of the environment in the fields whose
+values it changes, and only in `CALLER_SETTINGS`: paths, URLs, models, limits and the algorithm's
+parameters belong to the deployment, and a run context that changes one of them is refused.
 """
 
 from __future__ import annotations
@@ -44,10 +42,9 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_CALIBRATION = PACKAGE_DIR / "calibration" / "default.json"
 DEFAULT_RELATION_MODEL = PACKAGE_DIR / "calibration" / "relation.json"
 
-#: Band edges per scorer, on that scorer's scale, before any calibration file:
-#: nll from the README's config (1.0 / 3.0 nats per token), hybrid from the
-#: processing-flow table (0.3 / 0.7); nll_delta is symmetric around "context neither
-#: helps nor hurts".
+#: Band edges per scorer, on that scorer's scale, before any calibration file: nll from the README's config
+#: (1.0 / 3.0 nats per token), hybrid from the processing-flow table (0.3 / 0.7); nll_delta is symmetric
+#: around "context neither helps nor hurts".
 SPEC_THRESHOLDS: dict[str, tuple[float, float]] = {
     "nll": (1.0, 3.0),
     "nll_delta": (-0.25, 0.25),
@@ -72,8 +69,8 @@ MAX_TOP_K = 1000
 #: the settings that are shares or weights in [0, 1]
 SHARES = tuple(
     "eta surprise_lambda hybrid_alpha dormant_floor correction_weight intent_smoothing llm_intent_confidence "
-    "context_weight speaker_weight lexical_weight time_weight day_weight entity_weight observation_weight "
-    "request_weight".split()
+    "context_weight speaker_weight lexical_weight time_weight day_weight entity_weight nearby_weight "
+    "observation_weight request_weight".split()
 )
 
 
@@ -132,6 +129,10 @@ class PCMContext:
     day_weight: float = 0.5
     # β_e: pull toward a stronger match naming the same entity (`shared_entity_score`); 0: off (adds nothing with stems)
     entity_weight: float = 0.0
+    # β_n, n: a memory said up to n turns from a stronger match in its thread is pulled toward it by β_n/Δ
+    # (`nearby_turn_score`: a reply, the next part of a story; dev LoCoMo; 0: off)
+    nearby_weight: float = 0.25
+    nearby_turns: int = 3
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
@@ -139,9 +140,8 @@ class PCMContext:
     # fact of a correction): what the user says now is as likely true either way, and a correction
     # acts on the memories it supersedes, not by outranking every other statement (docs/design.md).
     observation_weight: float = 0.8
-    # A question or request to the assistant (`is_request`) claims nothing about the user, yet its
-    # question form makes any question-shaped query find it: stored at the weight of the surest
-    # hypothesis (chosen on dev files only; docs/measurement-log.md).
+    # A question or request to the assistant (`is_request`) claims nothing about the user, yet its question form
+    # makes any question-shaped query find it: stored at the weight of the surest hypothesis (dev files only).
     request_weight: float = 0.5
     # π(n) = min(1, n / n_sat)^γ scales a stated fact's first weight by its n content words (`informativeness`; dev)
     informativeness_saturation: int = 30
@@ -237,8 +237,8 @@ class PCMContext:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and relation_top_k >= 1 are required")
         if not 1 <= self.top_k <= MAX_TOP_K or not 0 <= self.expansion_limit <= MAX_TOP_K:
             raise ValueError(f"top_k must lie in [1, {MAX_TOP_K}] and expansion_limit in [0, {MAX_TOP_K}]")
-        if self.context_turns < 0 or self.context_gap_minutes < 0 or self.time_tolerance_days <= 0:
-            raise ValueError("context_turns, context_gap_minutes must not be negative, time_tolerance_days positive")
+        if min(self.context_turns, self.context_gap_minutes, self.nearby_turns) < 0 or self.time_tolerance_days <= 0:
+            raise ValueError("context_turns, context_gap_minutes, nearby_turns >= 0, time_tolerance_days > 0 required")
         if self.informativeness_saturation < 1 or not 0.0 <= self.informativeness_exponent <= 1.0:
             raise ValueError("informativeness_saturation must be at least 1, informativeness_exponent in [0, 1]")
         if not 0.0 <= self.agreement_floor < 1.0:

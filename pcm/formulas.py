@@ -35,10 +35,8 @@ def softmax(scores: Sequence[float], temperature: float = 1.0) -> list[float]:
 
 
 def retrieval_score(similarity: float, intent_relevance: float, weight: float) -> float:
-    """Score(ε) = sim(emb(u), emb(ε)) · P(d(ε) | u) · w (spec §3.2).
-
-    A negative cosine similarity carries no evidence of relevance, so it is floored at 0.
-    """
+    """Score(ε) = sim(emb(u), emb(ε)) · P(d(ε) | u) · w (spec §3.2); a negative cosine carries no evidence
+    of relevance, so it is floored at 0."""
     return max(0.0, similarity) * intent_relevance * weight
 
 
@@ -83,6 +81,13 @@ def same_day_score(score: float, evidence: float, strength: float) -> float:
     each memory's own score, so the order within a day stays (other forms measured worse:
     docs/measurement-log.md)."""
     return score * (1.0 + strength * evidence)
+
+
+def nearby_turn_score(score: float, neighbour_score: float, turns_apart: int, strength: float) -> float:
+    """Score' = Score + (β_n/Δ)·(S_n − Score)⁺: a memory said Δ ≥ 1 turns from a stronger match S_n in the
+    same thread (the reply to it, the next part of its story) is pulled toward it, never past it, less
+    the further apart; β_n = `nearby_weight` (a memory of the same turn counts as Δ = 1)."""
+    return score + strength / max(1, turns_apart) * max(0.0, neighbour_score - score)
 
 
 def shared_entity_score(score: float, source_score: float, mentions: int, memories: int, strength: float) -> float:
@@ -139,11 +144,9 @@ def surprise_level(s_eff: float, theta_low: float, theta_high: float) -> str:
 def reinforce_weight(w: float, eta: float, certainty: float = 1.0) -> float:
     """Maintenance: w ← w + η · p · (1 − w) (spec §5.2 case A, where p = 1). Tends to 1, never exceeds it.
 
-    p is how sure PCM is that the input confirms this memory (the relation model's
-    P(consistent | memory, input)): the spec's step in expectation over that belief (w moves by
-    η(1 − w) with probability p, else not), so a memory rises with confirmations, not with every
-    later turn on the same subject.
-    """
+    p is how sure PCM is that the input confirms this memory (the relation model's P(consistent | memory,
+    input)): the spec's step in expectation over that belief (w moves by η(1 − w) with probability p,
+    else not), so a memory rises with confirmations, not with every later turn on the same subject."""
     if not 0.0 <= certainty <= 1.0:
         raise ValueError(f"certainty must lie in [0, 1], got {certainty}")
     return clamp_weight(w + eta * certainty * (1.0 - w))
@@ -162,11 +165,9 @@ def reaffirmed_weight(w: float, w_before: float) -> float:
 
 
 def time_decay_weight(w: float, gamma: float, dt_days: float) -> float:
-    """Unconfirmed hypothesis: w ← w · exp(−γ · Δt), Δt in days (spec §5.2 case B).
-
-    Decay composes (e^{−γa}·e^{−γb} = e^{−γ(a+b)}), so applying it for each elapsed
-    interval is exact. Negative Δt (clock skew, out-of-order replays) decays nothing.
-    """
+    """Unconfirmed hypothesis: w ← w · exp(−γ · Δt), Δt in days (spec §5.2 case B). Decay composes
+    (e^{−γa}·e^{−γb} = e^{−γ(a+b)}), so applying it for each elapsed interval is exact. Negative Δt
+    (clock skew, out-of-order replays) decays nothing."""
     return clamp_weight(w * math.exp(-gamma * max(0.0, dt_days)))
 
 
@@ -175,12 +176,10 @@ def hypothesis_weight(
 ) -> float:
     """Profiling: w_init = σ(S_eff) mapped to [w_min, w_max] (spec §5.2 case B).
 
-    S_eff is centred on the medium band and scaled by its width,
-    z = 4 · (S_eff − (θ_low + θ_high)/2) / (θ_high − θ_low), so the band's edges map to
-    σ(±2) and the result does not depend on the scorer's scale:
-    w_init = w_min + (w_max − w_min) · σ(z). The walkthrough's S_eff = 0.47 with
-    θ = (0.3, 0.7) gives 0.385 (the document rounds to 0.38).
-    """
+    S_eff is centred on the medium band and scaled by its width, z = 4 · (S_eff − (θ_low + θ_high)/2) /
+    (θ_high − θ_low), so the band's edges map to σ(±2) and the result does not depend on the scorer's
+    scale: w_init = w_min + (w_max − w_min) · σ(z). The walkthrough's S_eff = 0.47 with θ = (0.3, 0.7)
+    gives 0.385 (the document rounds to 0.38)."""
     width = max(theta_high - theta_low, 1e-9)
     z = 4.0 * (s_eff - (theta_low + theta_high) / 2.0) / width
     return w_min + (w_max - w_min) * sigmoid(z)

@@ -316,6 +316,15 @@ def test_shared_entity_score_pulls_toward_a_stronger_match_never_past_it():
     assert f.shared_entity_score(0.2, 0.6, 1, 1, 1.0) == 0.2  # one memory: no specificity
 
 
+def test_nearby_turn_score_pulls_toward_a_stronger_turn_less_the_further_apart():
+    assert f.nearby_turn_score(0.2, 0.6, 1, 0.25) == pytest.approx(0.2 + 0.25 * 0.4)
+    assert f.nearby_turn_score(0.2, 0.6, 2, 0.25) == pytest.approx(0.2 + 0.125 * 0.4)
+    assert f.nearby_turn_score(0.2, 0.6, 0, 0.25) == f.nearby_turn_score(0.2, 0.6, 1, 0.25)  # the same turn: Δ = 1
+    assert f.nearby_turn_score(0.7, 0.6, 1, 0.25) == 0.7  # a weaker turn pulls nothing
+    assert f.nearby_turn_score(0.2, 0.6, 1, 1.0) == pytest.approx(0.6)  # never past it
+    assert f.nearby_turn_score(0.2, 0.6, 1, 0.0) == 0.2
+
+
 def test_same_day_score_scales_the_score_by_the_days_evidence():
     assert f.same_day_score(0.4, 1.0, 0.5) == pytest.approx(0.6)
     assert f.same_day_score(0.4, 0.5, 0.5) == pytest.approx(0.5)

@@ -15,7 +15,7 @@ from pcm.services import Services
 from pcm.world.knowledge_graph import user_key
 from pcm.world.persistence import atomic_write_text
 from pcm.world.retrieval import retrieve
-from pcm.world.story import shared_entity_scores
+from pcm.world.story import nearby_turn_scores, shared_entity_scores
 
 
 @pytest.fixture
@@ -360,6 +360,38 @@ def test_a_memory_naming_the_entity_of_a_stronger_hit_is_pulled_toward_it_never_
     assert pulled[strong.id] > pulled[weak.id] > pulled[other.id] == 0.3
     assert pulled[chat.id] == 0.25  # a speaker's name links nothing
     assert shared_entity_scores(graph, scored, 0.0) == scored
+
+
+def test_a_memory_said_a_few_turns_from_a_stronger_hit_in_its_thread_is_pulled_toward_it(services, ctx):
+    """Expansion inside the ranking: the reply to a strong match shares few words with the query."""
+    graph = services.store.open("tim")
+
+    def said(text, thread, turn):
+        return fact(text, source=MemorySource(speaker="Tim", thread_id=thread, turn=turn))
+
+    question, reply, later, far, elsewhere, unplaced = (
+        said("Which team did you sign with last week?", "chat", 7),
+        said("The Minnesota Wolves!", "chat", 8),
+        said("We train on Mondays", "chat", 10),
+        said("I had pasta for dinner", "chat", 12),
+        said("The Minnesota Wolves play tonight", "other", 8),
+        fact("Signed a new lease"),
+    )
+    for node in (question, reply, later, far, elsewhere, unplaced):
+        graph.add_node(node, reason="t", agent="t")
+    graph.save()
+    scored = [(question.id, 0.6, 1.0, 0.6)] + [
+        (node.id, 0.2, 1.0, 0.2) for node in (reply, later, far, elsewhere, unplaced)
+    ]
+    pulled = dict((i, score) for i, _, _, score in nearby_turn_scores(graph, scored, 0.25, 3))
+    assert pulled[reply.id] == pytest.approx(0.2 + 0.25 * 0.4)  # the next turn
+    assert pulled[later.id] == pytest.approx(0.2 + 0.25 / 3 * 0.4)  # three turns on, a third as much
+    assert pulled[far.id] == pulled[elsewhere.id] == pulled[unplaced.id] == 0.2  # too far, another thread, none
+    assert pulled[question.id] == 0.6  # a weaker turn pulls nothing
+    assert nearby_turn_scores(graph, scored, 0.25, 0) == scored
+    for bad, message in (({"nearby_turns": -1}, "nearby_turns"), ({"nearby_weight": 1.5}, "nearby_weight")):
+        with pytest.raises(ValueError, match=message):
+            ctx.replace(**bad)
 
 
 def test_search_compares_across_scripts_with_the_multilingual_encoder(services, ctx):

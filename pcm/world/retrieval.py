@@ -128,7 +128,7 @@ def retrieve(
     )
     subject = _subject(graph, query, ctx)
     scored = _scored(graph, subject, (dense, lexical, uncomparable), intent, ctx, asked, use_weights, exclude)
-    scored = story_scores(graph, scored, ctx, same_day=expand, shared_entities=expand and follow_entities)
+    scored = story_scores(graph, scored, ctx, same_sitting=expand, shared_entities=expand and follow_entities)
     hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
     restating = _restatements(graph, hits)
     hits = [h for h in hits if h.id not in restating]

@@ -1,31 +1,35 @@
 """The pieces of one story: after scoring, a candidate rises with a strong match it belongs with.
 
-Two links raise scores, each a hop through a hub node of the graph (`pcm.world.retrieval` applies them
-to a query's candidates, not to the turn's own retrieval): the same day (a memory said on the day
-of a strong match, through their day node along `said_on` edges, `same_day_score`) and a shared
-entity (a memory naming a person, pet or place that a stronger match names, through the entity
-along `mentions` edges, `shared_entity_score`). Together they are story expansion: the
-`no expansion` ablation turns both off. A third link orders: a question put to the speaker a query
-asks about yields to that speaker's answer (`answers_first`).
+Three links raise scores (`pcm.world.retrieval` applies them to a query's candidates, not to the turn's
+own retrieval): the same day (a memory said on the day of a strong match, through their day node along
+`said_on` edges, `same_day_score`), nearby turns (a memory said a few turns from a stronger match in the
+same thread, by its source's thread and turn: the reply to it, the next part of its story,
+`nearby_turn_score`) and a shared entity (a memory naming a person, pet or place that a stronger match
+names, through the entity along `mentions` edges, `shared_entity_score`). Together they are story
+expansion: the `no expansion` ablation turns them off. A fourth link orders: a question put to the
+speaker a query asks about yields to that speaker's answer (`answers_first`).
 """
 
 from __future__ import annotations
 
 from pcm.config import PCMContext
 from pcm.cues import ends_asking
-from pcm.formulas import same_day_evidence, same_day_score, shared_entity_score
+from pcm.formulas import nearby_turn_score, same_day_evidence, same_day_score, shared_entity_score
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 
 Scored = list[tuple[str, float, float, float]]  # (id, sim, P(d|I), score)
 
 
 def story_scores(
-    graph: WeightedKnowledgeGraph, scored: Scored, ctx: PCMContext, same_day: bool, shared_entities: bool
+    graph: WeightedKnowledgeGraph, scored: Scored, ctx: PCMContext, same_sitting: bool, shared_entities: bool
 ) -> Scored:
-    """The candidates' scores raised by the same day (`day_weight`, when `same_day`) and then pulled
-    along shared entities (`entity_weight`, when `shared_entities`); 0 turns either off."""
-    if same_day and ctx.day_weight > 0:
+    """The candidates' scores raised by the same day (`day_weight`) and pulled toward nearby turns
+    (`nearby_weight`), when `same_sitting`, then pulled along shared entities (`entity_weight`, when
+    `shared_entities`); a weight of 0 turns its link off."""
+    if same_sitting and ctx.day_weight > 0:
         scored = same_day_scores(graph, scored, ctx.day_weight)
+    if same_sitting and ctx.nearby_weight > 0 and ctx.nearby_turns > 0:
+        scored = nearby_turn_scores(graph, scored, ctx.nearby_weight, ctx.nearby_turns)
     if shared_entities and ctx.entity_weight > 0:
         scored = shared_entity_scores(graph, scored, ctx.entity_weight)
     return scored
@@ -56,6 +60,32 @@ def same_day_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength: flo
         )
         for node_id, similarity, relevance, score in scored
     ]
+
+
+def nearby_turn_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength: float, reach: int) -> Scored:
+    """Each (id, sim, P(d|I), score) pulled toward the strongest candidate said up to `reach` turns from
+    it in the same thread (`nearby_turn_score`, by the turn and thread of each memory's source): a
+    short reply ("The Minnesota Wolves!") shares few words with a query about what the turn before it
+    asked, and the next part of a story told over a few turns shares few with a query about its
+    start. A memory with no thread or turn is neither pulled nor pulls."""
+    placed: dict[str, tuple[str, int]] = {}
+    strongest: dict[tuple[str, int], float] = {}
+    for node_id, _, _, score in scored:
+        source = graph.attrs(node_id)["source"]
+        if source.get("thread_id") is not None and source.get("turn") is not None:
+            placed[node_id] = (source["thread_id"], int(source["turn"]))
+            strongest[placed[node_id]] = max(strongest.get(placed[node_id], 0.0), score)
+    pulled = []
+    for node_id, similarity, relevance, score in scored:
+        best = score
+        if node_id in placed:
+            thread, turn = placed[node_id]
+            for other in range(turn - reach, turn + reach + 1):
+                if (thread, other) in strongest:
+                    pulled_to = nearby_turn_score(score, strongest[thread, other], abs(other - turn), strength)
+                    best = max(best, pulled_to)
+        pulled.append((node_id, similarity, relevance, best))
+    return pulled
 
 
 def shared_entity_scores(graph: WeightedKnowledgeGraph, scored: Scored, strength: float) -> Scored:

@@ -25,6 +25,7 @@ from pcm.validation import AlreadyStored, admit_turn, validate_input, validate_u
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph, user_key
 from pcm.world.retrieval import retrieve
 from pcm.world.storage_errors import storage_error
+from pcm.world.text import in_first_person
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,8 @@ class PCM:
         """Intent-masked retrieval for `query` without changing memory; unknown users have none.
         With `as_of`, the weights and links as they stood at that time (from the audit log).
         `use_weights`, `expand`, `use_contests`, `use_time` off: the benchmarks' ablations.
-        `top_k` (default: the `top_k` setting) must be at least 1."""
+        `top_k` (default: the `top_k` setting) must be at least 1. The encoder reads a question about
+        "the user" in the user's own first person (`in_first_person`)."""
         validate_input(query, self.ctx)
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be a whole number of at least 1, got {top_k!r}")
@@ -171,7 +173,7 @@ class PCM:
         if use_intent:
             llm = self.services.llm.for_turn(self.ctx.llm_turn_deadline) if self.services.llm else None
             intent = classify_intent(query, [], self.services.intent_router, self.ctx, llm).distribution
-        vector = self.services.embedder.encode_one(query)
+        vector = self.services.embedder.encode_one(in_first_person(query))
         with self.services.store.reading(user_id) as graph:
             return retrieve(
                 graph.as_of(as_of) if as_of is not None else graph,

@@ -10,7 +10,7 @@ from pcm.perception.working_memory import preceding_context, replies_to_question
 from pcm.services import Services
 from pcm.world.representation import context_text, own_text
 from pcm.world.retrieval import retrieve
-from pcm.world.text import speaker_asked_about, speakers_named
+from pcm.world.text import in_first_person, speaker_asked_about, speakers_named
 
 MOMENT = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 
@@ -139,6 +139,36 @@ def test_a_question_naming_two_speakers_asks_about_the_one_named_as_the_doer():
     assert speaker_asked_about("How do Caroline & Melanie relax?", people) is None
     assert speaker_asked_about("What did John tell James?", people) is None  # the object, unmarked
     assert speaker_asked_about("What is the weather like?", people) is None
+
+
+def test_a_question_about_the_user_is_encoded_as_the_user_would_say_it():
+    assert in_first_person("What does the user do for work?") == "What do I do for work?"
+    assert in_first_person("Does the user own a home?") == "Do I own a home?"
+    assert in_first_person("Is the user married?") == "Am I married?"
+    assert in_first_person("Has the user been abroad?") == "Have I been abroad?"
+    assert in_first_person("What is the user's diet?") == "What is my diet?"
+    assert in_first_person("The User’s job?") == "My job?"
+    assert in_first_person("Where did the user go?") == "Where did I go?"
+    assert in_first_person("用户的老婆是做什么工作的？") == "我的老婆是做什么工作的？"
+    # a question about a named speaker, or about users in general, is left as it is
+    assert in_first_person("What did Caroline research?") == "What did Caroline research?"
+    assert in_first_person("How many users signed up?") == "How many users signed up?"
+
+
+def test_search_compares_a_question_about_the_user_with_the_users_own_words(pcm):
+    teaching = "I teach chemistry at Lincoln High, mostly juniors."
+    for second, said in enumerate(["My sister just moved to Lisbon.", teaching]):
+        pcm.process(said, user_id="teacher", timestamp=f"2026-01-05T09:00:0{second}Z")
+    asked = {h.content: h.similarity for h in pcm.search("What does the user do for work?", user_id="teacher")}
+    as_said = {h.content: h.similarity for h in pcm.search("What do I do for work?", user_id="teacher")}
+    assert asked == pytest.approx(as_said)
+    with pcm.services.store.reading("teacher") as graph:
+        query = "What does the user do for work?"
+        third_person = {
+            m.content: m.similarity
+            for m in retrieve(graph, query, pcm.services.embedder.encode_one(query), pcm.ctx, expand=False)
+        }
+    assert asked[teaching] > third_person[teaching] + 0.05
 
 
 def test_a_processed_turn_is_stored_and_indexed_with_the_turns_before_it(pcm):

@@ -62,7 +62,7 @@ from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.representation import index_vectors
 from pcm.world.story import answers_first, story_scores
 from pcm.world.supersession import standing_supersessions
-from pcm.world.text import has_cjk, speaker_asked_about
+from pcm.world.text import has_cjk, in_first_person, speaker_asked_about
 
 #: the time index is searched this many tolerances τ around the time a query names (e^(−3) ≈ 0.05)
 TIME_REACH = 3.0
@@ -263,7 +263,7 @@ def _multilingual_cosines(
         return {}
     encoder = multilingual()
     vectors = index_vectors(encoder.encode, [graph.node(i) for i in node_ids], ctx.context_weight)
-    return dict(zip(node_ids, (vectors @ encoder.encode_one(query)).tolist()))
+    return dict(zip(node_ids, (vectors @ encoder.encode_one(in_first_person(query))).tolist()))
 
 
 def _time_evidence(asked: tuple[tuple[datetime, datetime], ...], attrs: Mapping, ctx: PCMContext) -> float:

@@ -180,6 +180,33 @@ def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:
 _NOT_DOER_AFTER = frozenset("to with for from about at of by on toward towards than between like and or &".split())
 
 
+#: how an agent's question names the user whose memory it searches, and the first person the user's
+#: own turns say it in: "Does the user own a home?" → "Do I own a home?", 用户的老婆 → 我的老婆
+_USER_IN_QUESTIONS = (
+    (re.compile(r"\bthe\s+user['’]s\b", re.IGNORECASE), "my"),
+    (re.compile(r"\b(?:do|does)\s+the\s+user\b", re.IGNORECASE), "do I"),
+    (re.compile(r"\bis\s+the\s+user\b", re.IGNORECASE), "am I"),
+    (re.compile(r"\bhas\s+the\s+user\b", re.IGNORECASE), "have I"),
+    (re.compile(r"\bthe\s+user\b", re.IGNORECASE), "I"),
+    (re.compile("用户"), "我"),
+)
+
+
+def in_first_person(question: str) -> str:
+    """`question` with "the user" (用户) said as the user says it of themselves, for the sentence
+    encoder: a question in the third person is far from the first-person turns that answer it
+    (MiniLM: "What does the user do for work?" and "I teach chemistry at Lincoln High" 0.07;
+    "What do I do for work?" 0.20)."""
+    for pattern, first_person in _USER_IN_QUESTIONS:
+        question = pattern.sub(lambda m: _same_case(m.group(), first_person), question)
+    return question
+
+
+def _same_case(said: str, replacement: str) -> str:
+    """`replacement` capitalised when `said` was ("Does the user" → "Do I")."""
+    return replacement[:1].upper() + replacement[1:] if said[:1].isupper() else replacement
+
+
 def speaker_asked_about(question: str, speakers: Iterable[str]) -> str | None:
     """The one speaker `question` asks about: the only speaker it names or, when it names several, the
     only one it names as the doer ("What did Tim suggest to John?": Tim), that is not possessive

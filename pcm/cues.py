@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from pcm.world.text import has_cjk
+
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|semester|term|spring|summer|autumn|fall|winter|quarter"
 _THINGS_REPLACED = (
@@ -285,19 +287,47 @@ def is_request(text: str) -> bool:
     """True when every sentence of `text` asks something (ends with a question mark or opens
     like "can you", "help me", "recommend", "帮我", "推荐") rather than telling something.
     Cached: routing and maintenance both ask it of the same turn."""
-    sentences = [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip(" .!?。！？")]
-    if not sentences:
-        return False
-    for sentence in sentences:
-        lowered = sentence.lower().lstrip("\"'“‘(")
-        if not (
-            sentence.endswith(("?", "？"))
-            or sentence.rstrip("。！!.").endswith(("吗", "呢"))
-            or _REQUEST_OPENERS.search(lowered)
-            or lowered.startswith(_CHINESE_REQUEST_OPENERS)
-        ):
-            return False
-    return True
+    sentences = _sentences(text)
+    return bool(sentences) and all(_asks(sentence) for sentence in sentences)
+
+
+#: words that make up a sentence which neither tells nor asks ("Cool!", "Thanks, Mel!", "Oh wow!")
+_INTERJECTIONS = frozenset(
+    "oh ooh wow whoa aw aww yay cool nice great awesome amazing sweet haha hah lol hey hi hello thanks thank "
+    "you congrats congratulations ok okay sure yeah yes yep hmm ah omg my so much".split()
+)
+_CHINESE_INTERJECTIONS = frozenset("哇 哇塞 哈哈 哈哈哈 谢谢 好的 嗯 太好了 真棒 厉害 恭喜".split())
+
+
+def asks_only(text: str) -> bool:
+    """True when `text` asks and tells nothing: every sentence asks (`is_request`), or is an
+    interjection, thanks or greeting, perhaps with a name ("Cool! What position are you playing?").
+    Such a turn states no fact, so it revises none, however close the fact it asks about."""
+    sentences = [sentence for sentence in _sentences(text) if not _is_interjection(sentence)]
+    return bool(sentences) and all(_asks(sentence) for sentence in sentences)
+
+
+def _sentences(text: str) -> list[str]:
+    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip(" .!?。！？")]
+
+
+def _asks(sentence: str) -> bool:
+    lowered = sentence.lower().lstrip("\"'“‘(")
+    return bool(
+        sentence.endswith(("?", "？"))
+        or sentence.rstrip("。！!.").endswith(("吗", "呢"))
+        or _REQUEST_OPENERS.search(lowered)
+        or lowered.startswith(_CHINESE_REQUEST_OPENERS)
+    )
+
+
+def _is_interjection(sentence: str) -> bool:
+    words = re.findall(r"[\w']+", sentence)
+    if len(words) > 1 and words[-1][:1].isupper() and words[-1].lower() not in _INTERJECTIONS:
+        words = words[:-1]  # a name: "Thanks, Mel!"
+    if has_cjk(sentence):
+        return sentence.strip(" ，,.!！~～。") in _CHINESE_INTERJECTIONS
+    return bool(words) and all(word.lower() in _INTERJECTIONS for word in words)
 
 
 @lru_cache(maxsize=1)

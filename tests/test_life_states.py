@@ -5,6 +5,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
+from pcm.cues import asks_only
 from pcm.life_states import clashes, life_states, told_of_someone_else
 from pcm.models import NodeType, RetrievedMemory
 from pcm.perception.surprise import TurnSignals
@@ -258,3 +259,14 @@ def test_what_a_speaker_holds_on_a_facet_is_their_latest_statement_about_it(ctx)
     assert len(life_state_clashes(graph, "I'm vegan again since January.", None, ctx, reach=2)) == 1
     # another speaker's facts are not theirs to revise
     assert life_state_clashes(graph, "I'm vegan again since January.", "Caroline", ctx) == []
+
+
+def test_a_turn_that_only_asks_corrects_nothing():
+    asked = "Cool! What position are you playing for the team? Any exciting games coming up?"
+    decision = _AlwaysHigh().decide(_turn(asked, "Woohoo! Congrats on the new team. Which team did you sign with?"))
+    assert (decision.level, decision.source) == ("low", "question")
+    assert _AlwaysHigh().decide(_turn("Thanks, Mel! 你们去哪了？", "We went camping.")).source == "question"
+    # a sentence that tells something is not an interjection, even before a question
+    for told in ("Wow! I moved to Austin. How is the weather there?", "Engaged! Any tips for the wedding?"):
+        assert _AlwaysHigh().decide(_turn(told, "I live in Boston and I'm single.")).level == "high"
+    assert not asks_only("Cool!")  # asks nothing either

@@ -5,7 +5,8 @@ the relation model's verdicts on the facts it retrieved, the language model's NL
 then the router the settings name (`router`) decides the level from them:
 
 - every router but `off` first applies two guards: nothing retrieved → low (there is nothing to
-  revise), a question or request to the assistant (`is_request`) → low (it claims nothing);
+  revise), a question or request to the assistant (`is_request`) → low (it claims nothing); and a
+  turn that only asks (`asks_only`) never corrects;
 - `off`: always low (maintenance), the ablation;
 - `threshold`: no level of its own; the monitor compares S_eff with θ_low/θ_high;
 - `calibrated` (the default): the cheap logistic router over cue and similarity signals

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcm.config import PCMContext
-from pcm.cues import is_request
+from pcm.cues import asks_only, is_request
 from pcm.formulas import LEVELS, adapted_level_prior, pair_level
 from pcm.life_states import mentions_person, told_of_someone_else
 from pcm.llm import RelationJudgement
@@ -35,18 +35,23 @@ class Decision:
 
 
 class Router:
-    """Decides a turn's level. Every router but `off` first applies the guards, and last keeps a
-    change told of someone else, or an answer to the other party's question, from correcting."""
+    """Decides a turn's level. Every router but `off` first applies the guards, and last keeps a turn
+    that only asks, a change told of someone else, or an answer to the other party's question, from
+    correcting."""
 
     def decide(self, turn: TurnSignals) -> Decision:
         if not turn.memories:
             return Decision("low", "empty-retrieval")
         if is_request(turn.text):
             return Decision("low", "request")
-        if turn.clashing:  # the turn's life state excludes a stored one (`pcm.life_states`)
+        # "Cool! What position are you playing for the team?" asks about the team, it states nothing to revise
+        asking = asks_only(turn.text)
+        if turn.clashing and not asking:  # the turn's life state excludes a stored one (`pcm.life_states`)
             return Decision("high", "life-state")
         decision = self.level(turn)
         if decision.level == "high":
+            if asking:
+                return Decision("low", "question", decision.probabilities)
             # "My brother sold his motorbike" revises nothing of the speaker's ("I ride a Ninja 650"),
             # only what was said of the brother: a new fact about him, unless a memory names him
             person = told_of_someone_else(turn.text)

@@ -153,6 +153,8 @@ def test_a_question_about_the_user_is_encoded_as_the_user_would_say_it():
     # a question about a named speaker, or about users in general, is left as it is
     assert in_first_person("What did Caroline research?") == "What did Caroline research?"
     assert in_first_person("How many users signed up?") == "How many users signed up?"
+    assert in_first_person("Does the user interface confuse new users?") == "Does the user interface confuse new users?"
+    assert in_first_person("用户界面好用吗？") == "用户界面好用吗？"
 
 
 def test_search_compares_a_question_about_the_user_with_the_users_own_words(pcm):

@@ -180,15 +180,19 @@ def speakers_named(text: str, speakers: Iterable[str]) -> list[str]:
 _NOT_DOER_AFTER = frozenset("to with for from about at of by on toward towards than between like and or &".split())
 
 
+#: "the user interface", "the user account", 用户界面 … name a thing, not the user
+_NOT_THE_PERSON = (
+    r"(?!\s+(?:interface|account|name|experience|manual|guide|base|data|id|profile|settings|story|stories))"
+)
 #: how an agent's question names the user whose memory it searches, and the first person the user's
 #: own turns say it in: "Does the user own a home?" → "Do I own a home?", 用户的老婆 → 我的老婆
 _USER_IN_QUESTIONS = (
     (re.compile(r"\bthe\s+user['’]s\b", re.IGNORECASE), "my"),
-    (re.compile(r"\b(?:do|does)\s+the\s+user\b", re.IGNORECASE), "do I"),
-    (re.compile(r"\bis\s+the\s+user\b", re.IGNORECASE), "am I"),
-    (re.compile(r"\bhas\s+the\s+user\b", re.IGNORECASE), "have I"),
-    (re.compile(r"\bthe\s+user\b", re.IGNORECASE), "I"),
-    (re.compile("用户"), "我"),
+    (re.compile(r"\b(?:do|does)\s+the\s+user\b" + _NOT_THE_PERSON, re.IGNORECASE), "do I"),
+    (re.compile(r"\bis\s+the\s+user\b" + _NOT_THE_PERSON, re.IGNORECASE), "am I"),
+    (re.compile(r"\bhas\s+the\s+user\b" + _NOT_THE_PERSON, re.IGNORECASE), "have I"),
+    (re.compile(r"\bthe\s+user\b" + _NOT_THE_PERSON, re.IGNORECASE), "I"),
+    (re.compile("用户(?!界面|名|体验|协议|手册|数据|账号|账户)"), "我"),
 )
 
 

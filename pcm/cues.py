@@ -322,11 +322,11 @@ def _asks(sentence: str) -> bool:
 
 
 def _is_interjection(sentence: str) -> bool:
+    if has_cjk(sentence):
+        return sentence.strip(" ，,.!！~～。") in _CHINESE_INTERJECTIONS
     words = re.findall(r"[\w']+", sentence)
     if len(words) > 1 and words[-1][:1].isupper() and words[-1].lower() not in _INTERJECTIONS:
         words = words[:-1]  # a name: "Thanks, Mel!"
-    if has_cjk(sentence):
-        return sentence.strip(" ，,.!！~～。") in _CHINESE_INTERJECTIONS
     return bool(words) and all(word.lower() in _INTERJECTIONS for word in words)
 
 

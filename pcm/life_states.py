@@ -7,11 +7,10 @@ such implicit revisions at chance (`pcm.perception.relation`), so PCM also reads
 and Chinese expressions (not the words of any one scenario), the categories in which implicit
 contradictions live:
 
-- the table (`pcm.life_facets`, diet and habits in `pcm.life_facets_diet`): meat, seafood, shellfish,
-  dairy, peanuts, gluten, carbs, alcohol, coffee, smoking, spicy food (abstains / consumes); cats and
-  dogs (avoids / has); pets, children, siblings, a car, regular medication (none / has); partner
-  (single / partnered); work (retired / at home / self-employed / employed); shift (nights / days);
-  schooling (no degree / high school / university / postgraduate / graduated); flying; housing;
+- the table (`pcm.life_facets`): meat, seafood, dairy, alcohol, coffee, smoking, spicy food
+  (abstains / consumes); pets, children, siblings, a car, regular medication (none / has); partner
+  (single / partnered); work (retired / self-employed / employed); schooling (high school /
+  university / postgraduate / graduated); flying; housing (rents / owns);
 - open values (`pcm.life_values`): home, employer and field of study clash when disjoint;
 - languages (`pcm.life_values`): `skill:<language>`, lacks / uses.
 
@@ -60,11 +59,9 @@ _OPENS_ON_SOMEONE_ZH = re.compile(rf"^\W*(?:我们?的?)?({_PEOPLE_ZH})")
 _SPEAKER_EN = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|we|we're|we've|we'll|we'd|us|myself|ourselves)\b", re.I)
 _SPEAKER_ZH = re.compile(rf"我们?+(?!的?(?:{_PEOPLE_ZH}))")
 
-#: a person named after these, or before "and I", is company, not the clause's subject ("my wife and I")
+#: a person named after these is company, not the clause's subject
 _COMPANION_EN = re.compile(r"\b(?:with|and)\s+$", re.I)
 _COMPANION_ZH = re.compile(r"(?:跟|和|与|陪|同)$")
-_WITH_SPEAKER_EN = re.compile(r"\s+and\s+(?:i|me)\b", re.I)
-_WITH_SPEAKER_ZH = re.compile(r"(?:跟|和|与)我")
 
 #: a clause about the speaker's past ("when I was in college", "以前") says nothing about them now
 _PAST_EN = re.compile(
@@ -83,16 +80,14 @@ def _compiled() -> dict[str, tuple[tuple[str, re.Pattern, re.Pattern], ...]]:
 
 def _about_speaker(text: str, start: int, chinese: bool) -> bool:
     """Whether the clause holding `text[start]` is about the speaker now: nothing before the match in
-    its clause speaks of the past or names another person, except as company ("with my sister", "跟同事",
-    "my wife and I")."""
+    its clause speaks of the past or names another person, except as company ("with my sister", "跟同事")."""
     ends = [m.end() for m in _CLAUSE_END.finditer(text, 0, start)]
     before = text[ends[-1] if ends else 0 : start]
     companion = _COMPANION_ZH if chinese else _COMPANION_EN
-    with_speaker = _WITH_SPEAKER_ZH if chinese else _WITH_SPEAKER_EN
     if (_PAST_ZH if chinese else _PAST_EN).search(before):
         return False
     return not any(
-        not companion.search(before, 0, person.start()) and not with_speaker.match(before, person.end())
+        not companion.search(before, 0, person.start())
         for person in (_THIRD_PERSON_ZH if chinese else _THIRD_PERSON_EN).finditer(before)
     )
 

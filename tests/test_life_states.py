@@ -59,36 +59,6 @@ from pcm.routing.routers import Decision, Router
         ("Not single any more: I've been seeing a woman from my climbing gym.", "partner", "partnered"),
         ("Biscuit the puppy chewed through my charger.", "pets", "has"),
         ("Just so you know: I'm vegetarian.", "meat", "abstains"),  # a colon ends the clause naming "you"
-        ("I don't take any daily medication.", "medication", "none"),
-        ("Forgot my metformin at the office again.", "medication", "takes"),
-        ("我每天早上空腹吃优甲乐。", "medication", "takes"),
-        ("Kids just aren't for me, and that's fine.", "children", "none"),
-        ("我们不打算生孩子。", "children", "none"),
-        ("Our news: my partner is 20 weeks pregnant!", "children", "has"),
-        ("我老婆怀孕三个月了。", "children", "has"),
-        ("同事老婆怀孕了，我们凑钱买了礼物。", "children", None),
-        ("Covering the overnight shift on the ward again.", "shift", "nights"),
-        ("Moved to day shifts, finally sleeping at night.", "shift", "days"),
-        ("我这个月一直上白班。", "shift", "days"),
-        ("Slow-cooked some short ribs for the game.", "meat", "consumes"),
-        ("这个月飞了六趟，都快住在机场了。", "flying", "flies"),
-        ("Carrying two EpiPens because of my peanut allergy.", "peanuts", "abstains"),
-        ("Satay skewers with extra peanut sauce for dinner.", "peanuts", "consumes"),
-        ("Found a nut-free peanut butter swap made from sunflower seed butter.", "peanuts", None),
-        ("I'm coeliac, so the bakery is off limits.", "gluten", "abstains"),
-        ("Baked a sourdough loaf this morning.", "gluten", "consumes"),
-        ("Bought gluten-free spaghetti for the guests.", "gluten", None),
-        ("Three weeks of keto and I miss bread.", "carbs", "abstains"),
-        ("Two bowls of risotto, no regrets.", "carbs", "consumes"),
-        ("我对猫毛过敏，朋友家有猫都不敢去。", "cats", "avoids"),
-        ("Our tabby sleeps on the radiator all day.", "cats", "has"),
-        ("I'm terrified of dogs since I was bitten.", "dogs", "avoids"),
-        ("Took my two border collies to the beach.", "dogs", "has"),
-        ("I never learned to drive, the bus is fine.", "car", "none"),
-        ("Coffee makes me jittery, so it's herbal tea for me.", "coffee", "abstains"),
-        ("Put sriracha on everything this week.", "spicy", "consumes"),
-        ("I never went to college, I started working at 18.", "schooling", "no_degree"),
-        ("Being a stay-at-home dad is the hardest job I've had.", "work", "at_home"),
     ],
 )
 def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):
@@ -102,9 +72,6 @@ def test_a_clause_about_someone_else_asserts_nothing_about_the_speaker():
     # company is not the subject: "with my sister", "跟同事"
     assert life_states("Had a huge steak with my sister tonight.")["meat"] == "consumes"
     assert life_states("今晚又跟同事去吃了特辣的牛油火锅。")["spicy"] == "consumes"
-    # a person before "and I" is company too: the clause is about the speaker
-    assert life_states("My husband and I have decided kids aren't for us.")["children"] == "none"
-    assert life_states("My husband thinks kids aren't for us.").get("children") is None
 
 
 @pytest.mark.parametrize(
@@ -234,19 +201,6 @@ def test_a_language_someone_lacks_clashes_with_using_it():
     ]
     assert clashes("用日语跟客户开了个会。", "我日语特别差。") == ["skill:japanese"]
     assert clashes("Wrote a small CLI in Rust.", "I can't speak Spanish.") == []
-
-
-def test_implicit_revisions_that_need_world_knowledge_clash():
-    assert clashes("Picking up my levothyroxine refill after work.", "I'm not on any regular medication.") == [
-        "medication"
-    ]
-    assert clashes("My wife is expecting in March!", "We're child-free and happy that way.") == ["children"]
-    assert clashes("Back on day shifts from next week.", "Night shifts at the hospital again.") == ["shift"]
-    assert clashes("Grabbed lunch after my overnight shift.", "I work night shifts at the depot.") == []
-    assert clashes("Spread peanut butter on my toast.", "I have a severe peanut allergy.") == ["peanuts"]
-    assert clashes("我家猫又把杯子推下去了。", "我对猫严重过敏。") == ["cats"]
-    assert clashes("Made fresh ramen from scratch.", "I have coeliac disease.") == ["gluten"]
-    assert clashes("Made a gluten-free lasagna for my sister.", "I have coeliac disease.") == []
 
 
 def test_clashes_are_the_facets_with_different_states():

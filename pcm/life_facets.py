@@ -9,89 +9,21 @@ quit smoking, haven't had a cigarette since" abstains).
 
 from __future__ import annotations
 
-_NEG = r"(?:don'?t|do not|doesn'?t|never|no longer|can'?t|cannot|won'?t|haven'?t|not)"
-_SHELLFISH = r"shrimp|prawns?|lobster|crab|oysters?|mussels|scallops|clams"
+from pcm.life_facets_diet import DIET_FACETS, NEGATION
+
+_DOGS = (
+    r"dogs?|pupp(?:y|ies)|golden retrievers?|labradors?|corgis?|husk(?:y|ies)|beagles?|poodles?|pugs?|greyhounds?|"
+    r"dachshunds?|border collies?|german shepherds?|chihuahuas?"
+)
 
 #: facet → ((state, English expression, Chinese expression), ...), in order of priority
 #: (a state of None says the text asserts nothing on the facet: it masks the states after it)
 FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
-    "meat": (
-        (
-            "abstains",
-            r"\b(?:vegetarian|vegan|plant[- ]based|pescatarian|meat[- ]free|meatless)\b|"
-            rf"\b{_NEG} (?:eat|eating|ate|touch|touched) (?:any )?(?:meat|red meat|pork|beef|chicken)\b|"
-            r"\b(?:gave up|quit|stopped eating|cut out) (?:red )?meat\b",
-            r"吃素|素食|不吃肉|不碰肉|戒肉|不吃荤",
-        ),
-        (
-            "consumes",
-            r"(?<!veggie )(?<!vegan )(?<!tofu )(?<!plant-based )(?<!beyond )(?<!impossible )(?<!meatless )"
-            r"\b(?:steaks?|ribeye|sirloin|bacon|pork|beef|brisket|(?:ham|cheese|beef)?burgers?|lamb|veal|sausages?|"
-            r"pepperoni|salami|prosciutto|meatballs?|ribs|chicken wings|fried chicken|roast chicken|"
-            r"pulled pork|hot ?dogs?|butcher|chorizo|turkey|duck|venison|jerky)\b",
-            r"猪肉|牛肉|羊肉|红烧肉|排骨|烤肉|牛排|火腿|培根|烤鸭|鸡腿|肉串|涮肉|五花肉|鸡翅|肘子|腊肉|香肠",
-        ),
-    ),
-    "alcohol": (
-        (
-            "abstains",
-            rf"\b{_NEG} (?:drink|drinking)(?! (?:coffee|tea|soda|milk|juice|water|caffeine))\b|"
-            r"\b(?:sober|teetotal(?:er|ler)?|alcohol[- ]free|don'?t touch alcohol)\b|"
-            r"\b(?:quit|stopped|gave up) (?:drinking|alcohol|booze)\b",
-            r"不喝酒|戒酒|滴酒不沾|不沾酒|酒精过敏",
-        ),
-        (
-            "consumes",
-            r"\b(?:beers?|wine|whiske?y|vodka|cocktails?|tequila|champagne|prosecco|bourbon|margaritas?|"
-            r"sangria|mimosas?|pints?|hangover|hungover|tipsy|drunk|rosé|barolo|chianti|rioja|malbec|merlot|cabernet|pinot|"
-            r"chardonnay|sauvignon|riesling|(?:glass|bottle)s? of (?:red|white))\b",
-            r"喝酒|啤酒|红酒|白酒|干杯|喝醉|宿醉|鸡尾酒|威士忌|喝了(?:一|两|几)?(?:杯|瓶)酒",
-        ),
-    ),
-    "coffee": (
-        (
-            "abstains",
-            rf"\b{_NEG} (?:drink|drinking|have|touch) (?:any )?coffee\b|\b(?:quit|gave up|stopped drinking) coffee\b|"
-            r"\bno coffee\b|\bcaffeine[- ]free\b|\bdecaf only\b",
-            r"不喝咖啡|戒咖啡|戒了咖啡|咖啡因过敏",
-        ),
-        (
-            "consumes",
-            r"\b(?:espressos?|lattes?|cappuccinos?|americanos?|cold brew|flat whites?|macchiatos?|"
-            r"(?:cups?|mugs?|pot|shots?) of coffee|(?:my|iced|black|morning|first|second|third) coffee)\b",
-            r"咖啡|美式|拿铁|手冲|浓缩",
-        ),
-    ),
-    "smoking": (
-        (
-            "abstains",
-            rf"\b(?:quit|stopped|gave up|{_NEG}) smok(?:e|ing)\b|\bnon-?smoker\b|\bsmoke-free\b|"
-            r"\bhaven'?t (?:had|touched|smoked) a (?:single )?(?:cigarette|smoke)\b",
-            r"戒烟|不抽烟|不吸烟|从不抽烟|戒了烟",
-        ),
-        (
-            "consumes",
-            r"\b(?:smoke break|cigarettes?|cigs|a smoke|pack of (?:cigarettes|smokes)|vap(?:e|ing)|lit up|"
-            r"smoking again|i smoke|(?:a |half a |two )?packs? a day)\b",
-            r"抽烟|吸烟|一根烟|烟瘾|抽了(?:一|两|几)?(?:根|支)",
-        ),
-    ),
-    "spicy": (
-        (
-            "abstains",
-            rf"\b{_NEG} (?:eat|handle|stand|take) (?:any |much )?(?:spicy|spice|heat|chilli|chili)\b",
-            r"不(?:能)?吃辣|受不了辣|一点辣都|怕辣|不碰辣",
-        ),
-        (
-            "consumes",
-            r"\b(?:extra|super|really|very)[- ]spicy\b|\bghost pepper\b|\bhot wings\b",
-            r"特辣|麻辣|变态辣|重辣|辣锅",
-        ),
-    ),
+    **DIET_FACETS,
     "pets": (
         (
             "none",
-            rf"\b{_NEG} (?:have|had|own|owned) (?:any )?pets?\b|\bno pets\b|\bpet-free\b",
+            rf"\b{NEGATION} (?:have|had|own|owned) (?:any )?pets?\b|\bno pets\b|\bpet-free\b",
             r"没(?:有)?养(?:过)?(?:宠物|猫|狗)|不养(?:宠物|猫|狗)|从(?:来)?没养过",
         ),
         (
@@ -104,10 +36,37 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"我家(?:的)?(?:猫|狗|橘猫|狗狗|猫咪|主子)|我的(?:猫|狗)|养了(?:一只|只|条|一条)?(?:猫|狗)|铲屎",
         ),
     ),
+    # an allergy to (or fear of) cats or dogs excludes living with one ("allergic to cats" / "our two Maine Coons")
+    "cats": (
+        (
+            "avoids",
+            r"\ballergic to cats\b|\bcat allergy\b|\b(?:afraid|scared|terrified) of cats\b",
+            r"对猫(?:毛)?(?:严重|特别|很)?过敏|猫毛过敏|怕猫",
+        ),
+        (
+            "has",
+            r"\b(?:my|our) (?:\w+ )?(?:cats?|kittens?|kitty|maine coons?|tabby|ragdolls?|siamese)\b|"
+            r"\b(?:i|we) (?:have|got|adopted) (?:a|an|two|three) (?:\w+ )?(?:cats?|kittens?)\b",
+            r"我家(?:的)?(?:猫|橘猫|猫咪|主子)|养了(?:一只|两只|只)?\S{0,2}猫|铲屎",
+        ),
+    ),
+    "dogs": (
+        (
+            "avoids",
+            r"\ballergic to dogs\b|\bdog allergy\b|\b(?:afraid|scared|terrified) of dogs\b",
+            r"对狗(?:毛)?(?:严重|特别|很)?过敏|怕狗",
+        ),
+        (
+            "has",
+            rf"\b(?:my|our) (?:\w+ )?(?:{_DOGS})\b|\bwalk(?:ing|ed)? (?:the|my|our|both) (?:dogs?|{_DOGS})\b",
+            r"我家(?:的)?(?:狗|狗狗|金毛|柯基|哈士奇|边牧|泰迪|柴犬)|养了(?:一只|两只|只|条|一条)?(?:狗|金毛|柯基|哈士奇|边牧|泰迪|柴犬)|"
+            r"遛狗",
+        ),
+    ),
     "children": (
         (
             "none",
-            rf"\b{_NEG} (?:have|want|planning on having|plan on having) (?:any )?(?:kids|children)\b|"
+            rf"\b{NEGATION} (?:have|want|planning on having|plan on having) (?:any )?(?:kids|children)\b|"
             r"\bno kids\b|\bchild-?free\b|\bnot planning (?:on|to have) (?:kids|children|any)\b",
             r"没(?:有)?孩子|不要孩子|丁克|不打算要孩子",
         ),
@@ -140,7 +99,7 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
     "car": (
         (
             "none",
-            rf"\b{_NEG} (?:own|have|drive) a car\b|\bno car\b|\bcar-?free\b|\bsold (?:my|our|the) car\b|"
+            rf"\b{NEGATION} (?:own|have|drive) a car\b|\bno car\b|\bcar-?free\b|\bsold (?:my|our|the) car\b|"
             r"\bwithout a car\b",
             r"没(?:有)?车|不开车|把车卖了|卖了车|没买车",
         ),
@@ -155,7 +114,7 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
     "medication": (
         (
             "none",
-            rf"\bnot on any (?:medication|meds|pills)\b|\b{_NEG} take any (?:medication|meds|pills)\b|"
+            rf"\bnot on any (?:medication|meds|pills)\b|\b{NEGATION} take any (?:medication|meds|pills)\b|"
             r"\bno (?:medication|meds)\b",
             r"没(?:有)?(?:在)?吃(?:任何)?药|不吃任何药",
         ),
@@ -168,43 +127,11 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"降压药|处方药|胰岛素|每天(?:都)?要吃药",
         ),
     ),
-    "seafood": (
-        # a shellfish allergy says nothing about fish: its list of shellfish is not eating them
-        (None, r"\ballergic to (?:shellfish|shrimp|crab|lobster)\b|\bshellfish allergy\b", r"对虾过敏|贝类过敏"),
-        (
-            "abstains",
-            r"\b(?:vegetarian|vegan|plant[- ]based)\b|\ballergic to (?:seafood|fish)\b|\b(?:seafood|fish) allergy\b|"
-            rf"\b{_NEG} (?:eat|eating|touch) (?:any )?(?:meat or )?(?:fish|seafood)\b",
-            r"吃素|素食|海鲜过敏|不吃海鲜|不吃鱼",
-        ),
-        (
-            "consumes",
-            r"\bpescatarian\b|(?<!vegan )(?<!vegetarian )(?<!veggie )(?<!plant-based )(?<!imitation )(?<!fake )"
-            rf"\b(?:sushi|sashimi|{_SHELLFISH}|salmon|tuna|cod|"
-            r"seafood|fish and chips|fish tacos|grilled fish|ceviche|poke bowl)\b"
-            r"(?![- ](?:based|flavou?red|oil|sauce|restaurants?|places?|spots?|markets?))",
-            r"(?<!素)(?:海鲜|寿司|刺身|三文鱼|吃鱼|小龙虾|螃蟹|大闸蟹|生蚝|烤鱼|酸菜鱼|水煮鱼)",
-        ),
-    ),
-    # a shellfish allergy excludes shellfish, not fish: "allergic to shellfish" and "salmon for the omega-3s"
-    "shellfish": (
-        (
-            "abstains",
-            r"\ballergic to (?:shellfish|shrimp|crab|lobster)\b|\bshellfish allergy\b|"
-            rf"\b{_NEG} (?:eat|eating|touch) (?:any )?shellfish\b",
-            r"对虾过敏|海鲜过敏|不吃虾|贝类过敏",
-        ),
-        (
-            "consumes",
-            rf"(?<!vegan )(?<!imitation )(?<!fake )\b(?:{_SHELLFISH})\b(?![- ](?:based|flavou?red|oil|sauce))",
-            r"(?<!素)(?:小龙虾|螃蟹|大闸蟹|生蚝|虾仁|扇贝|蛤蜊)",
-        ),
-    ),
     "siblings": (
         (
             "none",
             r"\b(?:i'?m|i am|being|as) an only child\b|\bno (?:brothers or sisters|siblings)\b|"
-            rf"\b{_NEG} (?:have|had) (?:any )?(?:siblings|brothers or sisters)\b",
+            rf"\b{NEGATION} (?:have|had) (?:any )?(?:siblings|brothers or sisters)\b",
             r"独生子|独生女|独生子女|没有兄弟姐妹",
         ),
         (
@@ -217,7 +144,7 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
         (
             "avoids",
             r"\b(?:afraid|scared|terrified) of flying\b|\bfear of flying\b|\bnever (?:been on a plane|flown)\b|"
-            rf"\b{_NEG} (?:fly|get on a plane|board a plane)\b|\bno passport\b|"
+            rf"\b{NEGATION} (?:fly|get on a plane|board a plane)\b|\bno passport\b|"
             r"\bnever (?:been|left) (?:abroad|the country)\b",
             r"恐飞|怕坐飞机|从(?:来)?没坐过飞机|不坐飞机|没出过国|没有护照",
         ),
@@ -227,6 +154,19 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"\b(?:our|the) flight (?:to|from|home|back)\b|"
             r"\bjet ?lag(?:ged)?\b",
             r"坐飞机|航班|倒时差|飞到了?",
+        ),
+    ),
+    # night and day shifts exclude each other; a text telling both ("from nights to days") reads as nights
+    "shift": (
+        (
+            "nights",
+            r"\b(?:night|overnight|graveyard) shifts?\b|\bwork(?:ing)? nights\b|\bon nights\b",
+            r"夜班",
+        ),
+        (
+            "days",
+            r"\bday shifts?\b|\bday rotation\b",
+            r"白班",
         ),
     ),
     "housing": (
@@ -242,24 +182,6 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"\b(?:we|i) (?:just |finally )?bought (?:a|our|my) (?:house|home|flat|apartment|condo)\b|"
             r"\bhomeowners?\b|\bclosed on (?:the|our|my) (?:house|home)\b",
             r"房贷|买了房|我们买的房|自己的房子|交房",
-        ),
-    ),
-    "dairy": (
-        (
-            "abstains",
-            r"\blactose[- ]intolerant\b|\b(?:i'?m|i am|i've been|i went|went|gone) (?:fully |completely )?"
-            r"(?:dairy[- ]free|vegan)\b|"
-            rf"\b(?:{_NEG}|cut out|gave up|quit) (?:eat |have |drink |touch )?(?:any )?(?:dairy|milk|cheese)\b",
-            r"乳糖不耐|不能喝牛奶|不喝牛奶|不吃奶制品|戒奶|吃素",
-        ),
-        (
-            "consumes",
-            r"\b(?:had|ate|eating|eat|drank|drinking|grabbed|ordered|devoured|split|shared|inhaled) "
-            r"(?:an? |the |some |two |"
-            r"(?:a )?(?:huge|big|giant|whole|double|large|scoops? of|slices? of|bowls? of|pints? of) ){0,3}"
-            r"(?:milkshakes?|cheesecake|ice cream|mac (?:and|n) cheese|cheese ?(?:board|plate|fondue)|glass of milk|"
-            r"whole milk|gelato|brie|camembert|mozzarella|cheddar|parmesan|latte)\b",
-            r"喝了?(?:一杯|杯)?奶茶|吃了?(?:一个|个|两个)?冰淇淋|芝士蛋糕|奶酪|喝牛奶|喝了(?:一|两)?(?:杯|瓶|盒)牛奶|酸奶",
         ),
     ),
     "schooling": (

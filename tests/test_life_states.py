@@ -59,6 +59,21 @@ from pcm.routing.routers import Decision, Router
         ("Not single any more: I've been seeing a woman from my climbing gym.", "partner", "partnered"),
         ("Biscuit the puppy chewed through my charger.", "pets", "has"),
         ("Just so you know: I'm vegetarian.", "meat", "abstains"),  # a colon ends the clause naming "you"
+        ("Carrying two EpiPens because of my peanut allergy.", "peanuts", "abstains"),
+        ("Satay skewers with extra peanut sauce for dinner.", "peanuts", "consumes"),
+        ("Found a nut-free peanut butter swap made from sunflower seed butter.", "peanuts", None),
+        ("I'm coeliac, so the bakery is off limits.", "gluten", "abstains"),
+        ("Baked a sourdough loaf this morning.", "gluten", "consumes"),
+        ("Bought gluten-free spaghetti for the guests.", "gluten", None),
+        ("Three weeks of keto and I miss bread.", "carbs", "abstains"),
+        ("Two bowls of risotto, no regrets.", "carbs", "consumes"),
+        ("我对猫毛过敏，朋友家有猫都不敢去。", "cats", "avoids"),
+        ("Our tabby sleeps on the radiator all day.", "cats", "has"),
+        ("I'm terrified of dogs since I was bitten.", "dogs", "avoids"),
+        ("Took my two border collies to the beach.", "dogs", "has"),
+        ("Covering the overnight shift on the ward again.", "shift", "nights"),
+        ("Moved to day shifts, finally sleeping at night.", "shift", "days"),
+        ("我这个月一直上白班。", "shift", "days"),
     ],
 )
 def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):
@@ -201,6 +216,15 @@ def test_a_language_someone_lacks_clashes_with_using_it():
     ]
     assert clashes("用日语跟客户开了个会。", "我日语特别差。") == ["skill:japanese"]
     assert clashes("Wrote a small CLI in Rust.", "I can't speak Spanish.") == []
+
+
+def test_allergies_and_diets_exclude_what_they_rule_out():
+    assert clashes("Spread peanut butter on my toast.", "I have a severe peanut allergy.") == ["peanuts"]
+    assert clashes("我家猫又把杯子推下去了。", "我对猫严重过敏。") == ["cats"]
+    assert clashes("Made fresh ramen from scratch.", "I have coeliac disease.") == ["gluten"]
+    assert clashes("Made a gluten-free lasagna for my sister.", "I have coeliac disease.") == []
+    assert clashes("Back on day shifts from next week.", "Night shifts at the hospital again.") == ["shift"]
+    assert clashes("Grabbed lunch after my overnight shift.", "I work night shifts at the depot.") == []
 
 
 def test_clashes_are_the_facets_with_different_states():

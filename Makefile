@@ -66,8 +66,9 @@ bench-followups: install
 	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups
 
 # Entity extraction (the ENTITY nodes' names) against labelled turns: precision, recall and F1 per
-# language, beside the extractor used before. The dev file by default, its errors listed; the test
-# file (ENTITIES=evals/data/entities_test.jsonl) is for a final, figures-only run.
+# language, beside the extractor used before. The dev file by default, its errors listed (also
+# entities_dev2 and entities_dev3); the test files (ENTITIES=evals/data/entities_test.jsonl and
+# entities_test2.jsonl) are for a final, figures-only run.
 bench-entities: install
 	$(PY) -m evals entities --data $(ENTITIES) --out results/entities $(if $(findstring _dev,$(ENTITIES)),--errors,)
 

@@ -34,8 +34,41 @@ def test_a_known_name_counts_where_it_opens_a_sentence_and_a_possessive_is_the_s
 
 def test_chinese_names_titles_and_pet_names():
     names = named_entities("周末我跟李明去杭州西湖骑车了，晚上玩《原神》。我家金毛叫旺财。")
-    assert {"李明", "杭州西湖", "原神", "旺财"} <= set(names)
+    assert {"李明", "杭州", "西湖", "原神", "旺财"} <= set(names)
     assert "周末" not in names and "金毛" not in names
+    assert named_entities("我家兔子叫土豆，胆子特别小") == ["土豆"]  # after a pet, even a common word
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # listed names where jieba's guesses cut them (小红 + 书上, 海底 + 捞), not inside its words
+        ("在小红书上刷到一家海底捞的新店", ["小红书", "海底捞"]),
+        ("我住在北京东路附近", ["北京"]),
+        # kinship and common words jieba tags as names or places are none
+        ("我老公对花粉过敏，幼儿园又放假了，吃点新鲜的吧", []),
+        # nicknames of surnames, not inside an idiom
+        ("老周说小刘下周到，不用大张旗鼓", ["老周", "小刘"]),
+        # a division after a place is its own name; an event after a place joins it
+        ("搬到深圳南山区以后一直想去看巴黎奥运会", ["深圳", "南山区", "巴黎奥运会"]),
+        ("周末去了趟大理，顺便在招行办了张卡", ["大理", "招行"]),  # 张 counts the card here
+    ],
+)
+def test_chinese_names_from_the_lexicons_and_not_from_jiebas_noisy_tags(text, expected):
+    assert named_entities(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Jake called me last night about the trip.", ["Jake"]),
+        ("Will you come? Hope so. Art is my thing.", []),
+        ("Took the Toyota Corolla in for new brakes.", ["Toyota Corolla"]),
+        ("Lord of the Rings is on tonight.", ["Lord of the Rings"]),
+    ],
+)
+def test_a_first_name_that_is_no_common_word_counts_where_it_opens_a_sentence(text, expected):
+    assert named_entities(text) == expected
 
 
 def test_each_name_once_in_order_of_appearance_and_at_most_the_limit():

@@ -18,6 +18,8 @@ from pcm.world.text import has_cjk
 __all__ = ["KnownName", "entity_key", "known_names", "named_entities"]
 
 _POSSESSIVE = re.compile(r"['’]s$")
+#: a product model: a number, or a model word (Mate60, X100, Mini 4 Pro, PLUS)
+_MODEL = re.compile(r"\d|\b(?:pro|plus|max|mini|ultra|air|lite|note|se)\b", re.IGNORECASE)
 
 
 def named_entities(text: str, known: KnownName | None = None, limit: int = 12) -> list[str]:
@@ -26,12 +28,26 @@ def named_entities(text: str, known: KnownName | None = None, limit: int = 12) -
     memory); a known name counts even where it opens a sentence."""
     chinese = has_cjk(text)
     found = list(chinese_names(text)) if chinese else []
-    found += english_names(text, known or (lambda name: False), cased=not chinese)
+    for start, name in english_names(text, known or (lambda name: False), cased=not chinese):
+        _add_latin(found, text, start, name)
     unique: dict[str, str] = {}
     for _, name in sorted(found, key=lambda item: item[0]):
         if entity_key(name):
             unique.setdefault(entity_key(name), _POSSESSIVE.sub("", name.strip()))
     return list(unique.values())[:limit]
+
+
+def _add_latin(found: list[tuple[int, str]], text: str, start: int, name: str) -> None:
+    """Add a Latin-script name to the names `found`: a part of a Chinese one (理想L7) adds nothing, and a
+    model right after a Chinese brand joins it (华为Mate60, 大疆 Mini 4 Pro)."""
+    for index, (begin, chinese) in enumerate(found):
+        end = begin + len(chinese)
+        if begin <= start < end:
+            return
+        if has_cjk(chinese) and text[end:start].strip() == "" and start - end <= 1 and _MODEL.search(name):
+            found[index] = (begin, text[begin : start + len(name)])
+            return
+    found.append((start, name))
 
 
 def entity_key(name: str) -> str:

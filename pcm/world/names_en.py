@@ -5,8 +5,9 @@ English marks names with capitals, but a sentence's first word is capitalised wh
 - a run of capitalised words, with the numbers after them and "of"/"the" between them, is a name
   ("Fox Hollow", "The Witcher 3", "Lord of the Rings", "J.K. Rowling");
 - a word that opens a sentence counts only when it is known (a speaker, an entity already in the
-  memory) or written with capitals no sentence explains ("NYC", "LeBron"): "Yeah", "Sometimes",
-  "Got" open sentences, and so do "Max" and "Paris", but only names already met count there;
+  memory), written with capitals no sentence explains ("NYC", "LeBron") or a first name that is no
+  common English word ("Emma", "Jake": `data/en_first_names.txt`): "Yeah", "Sometimes", "Got" open
+  sentences, and so do "Max" and "Paris", but those count there only once met;
 - interjections and greetings ("Thanks", "Ttyl"), weekdays and months, words shouted in capitals
   ("JUST DOING IT") and demonyms ("European", "Chinese") are never names; an opening interjection,
   article or connective ("Hey Sam", "The Wolves", "During Thanksgiving") is not part of one.
@@ -20,6 +21,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from pcm.formulas import english_specificity
 from pcm.world.text import STOPWORDS
@@ -75,6 +77,8 @@ MAX_NAME_WORDS = 6
 MAX_NAME_CHARS = 80
 #: a shouted word of five letters or more is a common English word (Zipf ≥ this), not an acronym
 SHOUTED_WORD_ZIPF = 4.0
+#: a first name opening a sentence counts when rarer than this in English ("Emma" 4.2; "Tom" 4.8 does not)
+FIRST_NAME_ZIPF = 4.5
 
 KnownName = Callable[[str], bool]
 
@@ -205,6 +209,8 @@ def _opens_before_name(words: list[_Word], known: KnownName) -> bool:
         return True
     if lowered.endswith(DERIVED_ENDINGS) and first.isalpha() and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
         return True
+    if len(words) > 2 and words[1].text == "the" and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+        return True  # "Took the Toyota Corolla": an English word before "the" opens the sentence
     rest = _POSSESSIVE.sub("", " ".join(w.text for w in words[1:]))
     return not known(first) and known(rest)
 
@@ -241,7 +247,23 @@ def _is_name_word(word: str, opens_sentence: bool, known: KnownName) -> bool:
         return True
     if lowered.endswith(DEMONYM_ENDINGS) and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
         return False
-    return not opens_sentence or word.isupper() or any(c.isupper() for c in word[1:])
+    return not opens_sentence or word.isupper() or any(c.isupper() for c in word[1:]) or _is_first_name(lowered)
+
+
+def _is_first_name(lowered: str) -> bool:
+    """A first name (`data/en_first_names.txt`) that is no common English word: "Emma", "Jake", "Kayla";
+    not "Will", "Hope" (English's own words) nor "Mark", "Art", "Baby" (as common as names get)."""
+    return (
+        lowered in _first_names()
+        and _specificity(lowered) <= ENGLISH_WORD_SPECIFICITY
+        and _zipf(lowered) < FIRST_NAME_ZIPF
+    )
+
+
+@lru_cache(maxsize=1)
+def _first_names() -> frozenset[str]:
+    lines = (Path(__file__).parent / "data" / "en_first_names.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 def _specificity(lowered: str) -> float:

@@ -1,68 +1,288 @@
-"""Chinese names for `pcm.world.names.named_entities`: titles in book-title marks (《原神》), the
-words jieba tags as names of people, places, organisations and other proper nouns, a place joined
-to the name it qualifies (杭州 + 西湖 → 杭州西湖), and pet or child names given after 叫 ("named":
-金毛叫旺财) or written as a doubled character (咪咪, 豆豆) that is not a common word.
+"""Chinese names for `pcm.world.names.named_entities`.
+
+Chinese writes no capitals, and jieba's part-of-speech tags, the first source of names, are noisy: its
+dictionary tags 阿姨, 幼儿园 and 过敏 as people's names, 新鲜 as a place and 沙发 as a proper noun, and
+knows few brands or apps (微信, 抖音, 美团). So a name is, by priority where two overlap:
+1. a title in book-title marks (《原神》);
+2. a word (or run of jieba's words) the lexicons list: China's administrative divisions and world
+   places and sights (`data/zh_places.txt`), organisations, brands, platforms, products and events
+   (`data/zh_names.txt`);
+3. a surname with a title (张老师, 王总, 孙阿姨) or a nickname (老王, 小李, 大刘); a pet or child named
+   after 叫 (金毛叫旺财; after a pet, even a common word: 兔子叫土豆) or after 我家 in a text about an
+   animal (我家煤球又把猫砂刨了); a Latin letter's site (B站); a rare word before the kind of
+   organisation or place it names (徽商 + 银行);
+4. a word jieba tags as a name that looks like one: a person's name led by a surname, a nickname
+   (阿强, 大伟, 婷婷) or a rare word (not a kinship or role word, nor a common noun: 胡辣汤); an
+   organisation; a place that is no common word; another proper noun only when rare. (jieba's
+   abbreviations, j, are mostly common words: 外企, 期中考试; the lexicon holds the names among them.)
+A place joins a guessed name or an event after it (巴黎 + 奥运会), not a listed place or division (深圳,
+南山区; 重庆, 洪崖洞), and a name joins the kind of place it names (华西 + 医院 → 华西医院).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
+from pcm.world import names_zh_words as words
 from pcm.world.text import ZH_STOPWORDS, has_cjk, tagged_pieces
 
+_DATA = Path(__file__).parent / "data"
 _TITLE = re.compile(r"《([^《》\n]{1,30})》")
-#: jieba's tags of names: people (nr, nrfg, nrt), places (ns), organisations (nt), other proper nouns (nz)
-_NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
 #: "named X" / "called X": the two or three characters after, up to punctuation or a particle
 _NAMED = re.compile(
     r"(?:名叫|叫做|取名叫?|起名叫?|名字叫|叫)([\u4e00-\u9fff]{2,3}?)(?=[，。！？、,.!?\s~～]|$|[了的吧啊呢呀哦])"
 )
+_PET_BEFORE_NAMED = re.compile(rf"(?:{words.PET_KINDS})$")
+#: "我家煤球", "咱家大黄", "我家猫花卷": two characters after "our home" (and an animal)
+_AT_HOME = re.compile(rf"(?:我们|咱们|我|咱)家的?({words.PET_KINDS})?([\u4e00-\u9fff]{{2}})")
+_NICKNAME = re.compile(rf"[小老大][{words.NICKNAME_SURNAMES}]")
+_WITH_TITLE = re.compile(rf"[{''.join(sorted(words.SURNAMES))}](?:{words.TITLES})")
+#: a Latin letter's video site (B站, A站)
+_LATIN_SITE = re.compile(r"(?<![A-Za-z])[A-Za-z]站")
+#: the last character of a division's name: such a name does not join the place before it (深圳 + 南山区)
+_DIVISION_ENDS = tuple("省市县区镇乡村")
+#: jieba's tags of people (nr, nrfg, nrt), places (ns), organisations (nt) and other proper nouns (nz)
+_PERSON_TAGS = frozenset({"nr", "nrfg", "nrt"})
+_NOUN_TAGS = frozenset({"n", "nz", "ns", "nr", "nt", "nrt", "nrfg", "j"})
+_PET_NAME_TAGS = _NOUN_TAGS | {"ng", "a", "z"}
 #: a doubled character is a nickname (咪咪) only as a noun and when not a common word (哈哈, 宝宝)
 _NICKNAME_TAGS = frozenset({"n", "nr", "nz", "ng", "o"})
-#: below this Zipf frequency (`wordfreq`) a word is no common Chinese word: 旺财 2.7, 咪咪 3.7; 外卖 4.5
+#: Zipf frequencies (`wordfreq`): at or above COMMON_ZH_ZIPF a word is a common Chinese word (外卖 4.5;
+#: 旺财 2.7); a tagged place or the word before a kind must be below COMMON_NAME_ZIPF (新鲜 4.4, 汉堡 4.2;
+#: 徽商), a tagged name led by no surname or a proper noun below RARE_ZIPF (香薰 2.6, 三文鱼 2.6; 晓雯 1.2),
+#: a pet's name after 我家 below PET_ZIPF (可乐 4.0, 橘子 4.0; 空调 4.5, 小区 4.4)
 COMMON_ZH_ZIPF = 4.0
+COMMON_NAME_ZIPF = 3.5
+RARE_ZIPF = 2.5
+PET_ZIPF = 4.1
+#: the longest name the lexicons list, in characters
+MAX_LISTED_CHARS = 12
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    priority: int
+    place: bool = False
+
+    def overlaps(self, other: _Span) -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass(frozen=True)
+class _Word:
+    """One of jieba's words: where it starts and ends, its tag."""
+
+    start: int
+    end: int
+    flag: str
 
 
 def chinese_names(text: str) -> Iterator[tuple[int, str]]:
-    """Each Chinese name of `text` with where it starts (names may repeat)."""
-    for match in _TITLE.finditer(text):
-        yield match.start(1), match.group(1).strip()
-    for match in _NAMED.finditer(text):
-        if not _is_common(match.group(1)):
-            yield match.start(1), match.group(1)
+    """Each Chinese name of `text` with where it starts."""
+    candidates = [_Span(m.start(1), m.end(1), 0) for m in _TITLE.finditer(text)]
+    candidates += [_Span(m.start(), m.end(), 2) for m in _LATIN_SITE.finditer(text)]
+    candidates += _named(text)
+    tagged: list[_Word] = []
     for start, pairs in tagged_pieces(text):
-        yield from _tagged_names(start, pairs)
+        candidates += _listed(start, pairs)
+        candidates += _tagged(start, pairs)
+        for pair in pairs:
+            tagged.append(_Word(start, start + len(pair.word), pair.flag))
+            start += len(pair.word)
+    candidates += _patterned(text, tagged) + _pets_at_home(text, tagged)
+    kept: list[_Span] = []
+    for span in sorted(candidates, key=lambda s: (s.priority, s.start - s.end, s.start)):
+        if not any(span.overlaps(other) for other in kept):
+            kept.append(span)
+    last_end = 0
+    for span in _joined(text, sorted(kept, key=lambda s: s.start)):
+        if span.start >= last_end:  # a name joined to its kind may have taken the next one (商丘 + 古城)
+            yield span.start, text[span.start : span.end].strip()
+            last_end = span.end
 
 
-def _tagged_names(start: int, pairs: list) -> Iterator[tuple[int, str]]:
-    """The names among one piece's tagged words; a place (ns) and the name after it make one."""
-    offset, pending = start, None
+def _named(text: str) -> list[_Span]:
+    """Names given after 叫 (after a pet, even a common word)."""
+    found = []
+    for match in _NAMED.finditer(text):
+        if not _is_common(match.group(1)) or _PET_BEFORE_NAMED.search(text, 0, match.start()):
+            found.append(_Span(match.start(1), match.end(1), 2))
+    return found
+
+
+def _pets_at_home(text: str, tagged: list[_Word]) -> list[_Span]:
+    """Pets' names after 我家 (and an animal) in a text about an animal: a word of jieba's, a noun or an
+    adjective (可乐), no kinship word and less common than household words (空调, 小区)."""
+    found = []
+    for match in _AT_HOME.finditer(text):
+        name = match.group(2)
+        word = next((w for w in tagged if w.start == match.start(2) and w.end == match.end(2)), None)
+        if word is None or word.flag not in _PET_NAME_TAGS or name in words.KINSHIP or name in ZH_STOPWORDS:
+            continue
+        if _zipf(name) < PET_ZIPF and (match.group(1) or words.ANIMAL_CUES.search(text)):
+            found.append(_Span(match.start(2), match.end(2), 2))
+    return found
+
+
+def _patterned(text: str, tagged: list[_Word]) -> list[_Span]:
+    """Surnames with titles, nicknames and a rare word before a kind (徽商 + 银行), none of them inside
+    a longer word that is no name (紧张 + 老师, 大张旗鼓) nor after a measure word's cue (这位老师)."""
+
+    def inside_a_word(start: int, end: int) -> bool:
+        return any(
+            w.flag not in _PERSON_TAGS
+            and w.end - w.start > 1
+            and w.start < end
+            and start < w.end
+            and not (start <= w.start and w.end <= end)
+            for w in tagged
+        )
+
+    found = []
+    for pattern in (_WITH_TITLE, _NICKNAME):
+        for match in pattern.finditer(text):
+            after_measure = match.group()[0] in words.MEASURE_WORDS and text[max(0, match.start() - 1) : match.start()]
+            if after_measure and after_measure in words.BEFORE_MEASURE_WORD:
+                continue
+            if match.group() not in words.KINSHIP and not inside_a_word(match.start(), match.end()):
+                found.append(_Span(match.start(), match.end(), 2))
+    for before, kind in zip(tagged, tagged[1:]):
+        word = text[before.start : before.end]
+        if text[kind.start : kind.end] in words.KINDS and before.flag in _NOUN_TAGS and 1 < len(word) < 4:
+            if has_cjk(word) and word not in ZH_STOPWORDS and _zipf(word) < COMMON_NAME_ZIPF:
+                found.append(_Span(before.start, kind.end, 2))
+    return found
+
+
+def _listed(start: int, pairs: list) -> list[_Span]:
+    """The names the lexicons list in one piece, longest first at each place: where one cuts a word of
+    jieba's, that word must be a guess (not in jieba's dictionary: 微信群 cut as 微 + 信群) or the name
+    long (小红书 cut as 小红 + 书上); 京东 in 北京东路 is no name."""
+    places, names = _lexicons()
+    text = "".join(pair.word for pair in pairs)
+    bounds, offset = [], 0
     for pair in pairs:
-        word, flag = pair.word, pair.flag
-        is_name = flag in _NAME_TAGS and _is_chinese_word(word)
-        if is_name and pending is not None and pending[2] == "ns":
-            pending = (pending[0], pending[1] + word, flag)
+        bounds.append((offset, offset + len(pair.word), pair.word))
+        offset += len(pair.word)
+    found, index = [], 0
+    while index < len(text):
+        for length in range(min(MAX_LISTED_CHARS, len(text) - index), 1, -1):
+            name = text[index : index + length]
+            listed = (name in places or name in names) and name not in words.KINDS
+            if listed and (length > 2 or not _cuts_a_word(bounds, index, index + length)):
+                found.append(_Span(start + index, start + index + length, 1, place=name in places))
+                index += length
+                break
         else:
-            if pending is not None:
-                yield pending[0], pending[1]
-            pending = (offset, word, flag) if is_name or _is_nickname(word, flag) else None
+            index += 1
+    return found
+
+
+def _cuts_a_word(bounds: list[tuple[int, int, str]], begin: int, end: int) -> bool:
+    """Whether [begin, end) cuts one of jieba's dictionary words, but for a locative cut off its end
+    (太 + 湖边: 太湖 is by the lake)."""
+    import jieba
+
+    def cut(s: int, e: int, word: str) -> bool:
+        if not jieba.dt.FREQ.get(word, 0):
+            return False
+        return s < begin < e or (s < end < e and not (e - end == 1 and word[-1] in words.LOCATIVES))
+
+    return any(cut(s, e, word) for s, e, word in bounds)
+
+
+def _tagged(start: int, pairs: list) -> Iterator[_Span]:
+    """The words jieba tags as names that look like names (see the module's docstring)."""
+    offset, previous = start, ""
+    for pair in pairs:
+        word, flag, at = pair.word, pair.flag, offset
         offset += len(word)
+        counted = flag in _PERSON_TAGS and word[0] in words.MEASURE_WORDS and previous[-1:] in words.BEFORE_MEASURE_WORD
+        previous = pair.word
+        if counted:
+            continue  # 办了张卡: 张 counts the card, it is no surname
+        if flag in _PERSON_TAGS and word[0] in words.LEADING_PARTICLES and len(word) > 2:
+            if word[1] in words.SURNAMES or _is_doubled(word[1:]):
+                word, at = word[1:], at + 1
+        if len(word) < 2 or not has_cjk(word) or word in ZH_STOPWORDS or word in words.KINSHIP or word in words.KINDS:
+            continue
+        if _looks_like_name(word, flag):
+            yield _Span(at, at + len(word), 3, place=flag == "ns")
+
+
+def _looks_like_name(word: str, flag: str) -> bool:
+    zipf = _zipf(word)
+    if flag in _NICKNAME_TAGS and _is_doubled(word):
+        return zipf < COMMON_ZH_ZIPF
+    if flag in _PERSON_TAGS:
+        if flag == "nrt":
+            return True
+        if word[-1] in words.NOUN_ENDINGS:
+            return False
+        nickname = len(word) == 2 and word[0] in "小老大阿" and word[1] in words.SURNAMES | words.GIVEN_NAMES
+        return word[0] in words.SURNAMES or nickname or zipf < RARE_ZIPF
+    if flag == "ns":
+        return zipf < COMMON_NAME_ZIPF and len(word) < 4  # four characters: an idiom (人山人海)
+    if flag == "nt":
+        return True
+    return flag == "nz" and zipf < RARE_ZIPF
+
+
+def _joined(text: str, spans: list[_Span]) -> Iterator[_Span]:
+    """Spans with a place joined to the guessed name or event after it, and a name to its kind."""
+    pending: _Span | None = None
+    for span in spans:
+        if pending is not None and pending.place and span.start == pending.end and _joins_a_place(text, span):
+            pending = _Span(pending.start, span.end, pending.priority, place=True)
+            continue
+        if pending is not None:
+            yield _with_kind(text, pending)
+        pending = span
     if pending is not None:
-        yield pending[0], pending[1]
+        yield _with_kind(text, pending)
 
 
-def _is_chinese_word(word: str) -> bool:
-    return len(word) > 1 and has_cjk(word) and word not in ZH_STOPWORDS
+def _joins_a_place(text: str, span: _Span) -> bool:
+    """Whether a name after a place is part of its name: an event (奥运会) or a guessed name (东野 +
+    圭吾), not a division or a listed name of its own (深圳 + 南山区, 重庆 + 洪崖洞, 南阳 + 中石化)."""
+    name = text[span.start : span.end]
+    if name.endswith(words.EVENT_ENDS):
+        return True
+    return span.priority == 3 and not name.endswith(_DIVISION_ENDS)
 
 
-def _is_nickname(word: str, flag: str) -> bool:
-    return len(word) == 2 and word[0] == word[1] and has_cjk(word) and flag in _NICKNAME_TAGS and not _is_common(word)
+def _with_kind(text: str, span: _Span) -> _Span:
+    kind = words.KIND_AFTER_NAME.match(text, span.end)
+    return _Span(span.start, kind.end(), span.priority, span.place) if kind else span
+
+
+def _is_doubled(word: str) -> bool:
+    return len(word) == 2 and word[0] == word[1]
+
+
+@lru_cache(maxsize=1)
+def _lexicons() -> tuple[frozenset[str], frozenset[str]]:
+    """(places, other names) of the lexicons in `data/`."""
+
+    def read(name: str) -> frozenset[str]:
+        lines = (_DATA / name).read_text(encoding="utf-8").splitlines()
+        return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+    return read("zh_places.txt"), read("zh_names.txt")
+
+
+def _is_common(word: str) -> bool:
+    return _zipf(word) >= COMMON_ZH_ZIPF
 
 
 @lru_cache(maxsize=4096)
-def _is_common(word: str) -> bool:
+def _zipf(word: str) -> float:
     from wordfreq import zipf_frequency
 
-    return zipf_frequency(word, "zh") >= COMMON_ZH_ZIPF
+    return zipf_frequency(word, "zh")

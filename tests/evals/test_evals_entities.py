@@ -30,7 +30,7 @@ def test_run_entities_gives_each_extractor_precision_and_recall_per_language(tmp
                 "id": "3",
                 "lang": "zh",
                 "text": "我跟李明去杭州西湖了。",
-                "entities": [{"name": "李明"}, {"name": "杭州西湖"}],
+                "entities": [{"name": "李明"}, {"name": "杭州"}, {"name": "西湖"}],
             },
         ],
     )

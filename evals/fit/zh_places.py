@@ -40,7 +40,7 @@ _NATIONALITIES = re.compile(
 )
 WORLD_MARKER = "# world places"
 #: divisions named by what they are, not by a name
-GENERIC = frozenset({"市辖", "城区", "郊区", "矿区", "新区", "开发", "林区", "地区"})
+GENERIC = frozenset({"市辖", "城区", "郊区", "矿区", "新区", "开发", "林区", "地区", "老城"})
 
 
 def short_name(full: str) -> str:

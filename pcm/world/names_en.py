@@ -51,6 +51,11 @@ INTERJECTIONS = frozenset(
     "alright anyway indeed morning evening night dear phew oof dang damn darn gosh geez jeez woo woohoo "
     "yikes bravo hooray hurray yum yummy kudos gotcha bingo uh um er wait looky".split()
 )
+#: abbreviations of common things, written in capitals but never names ("HR", "PPT", "KPI")
+ABBREVIATIONS = frozenset(
+    "HR PPT KPI OKR CEO CFO CTO COO VP PM HRBP APP VIP OK PK AI IT GDP DIY PDF USB SUV MBA PS ID IP UP CP DDL ICU ATM "
+    "QR PR FAQ ASAP FYI DM PC TV".split()
+)
 #: prepositions, conjunctions and sentence adverbs (of time too) that open a sentence before a name
 #: ("During Thanksgiving", "Besides Italy", "Sometimes Pixie"); the STOPWORDS hold the commonest
 CONNECTIVES = frozenset(
@@ -188,6 +193,8 @@ def _name(text: str, run: list[_Word], known: KnownName, cased: bool) -> tuple[i
     while words and (words[-1].text in _NAME_JOINERS or words[-1].text.lower() in CALENDAR_WORDS):
         words.pop()
     if not words or _is_shouted(words) or not any(c.isalpha() for w in words for c in w.text):
+        return None
+    if len(words) == 1 and words[0].text.upper() in ABBREVIATIONS:
         return None
     name = _POSSESSIVE.sub("", text[words[0].start : words[-1].end])
     if len(name) > MAX_NAME_CHARS:

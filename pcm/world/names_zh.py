@@ -12,9 +12,9 @@ knows few brands or apps (微信, 抖音, 美团). So a name is, by priority whe
    animal (我家煤球又把猫砂刨了); a Latin letter's site (B站); a rare word before the kind of
    organisation or place it names (徽商 + 银行);
 4. a word jieba tags as a name that looks like one: a person's name led by a surname, a nickname
-   (阿强, 大伟, 婷婷) or a rare word (not a kinship or role word, nor a common noun: 胡辣汤); an
-   organisation; a place that is no common word; another proper noun only when rare. (jieba's
-   abbreviations, j, are mostly common words: 外企, 期中考试; the lexicon holds the names among them.)
+   (阿强, 大伟, 婷婷) or a rare word (not a kinship or role word, an animal, nor a common noun: 胡辣汤);
+   an organisation; a place that is no common word. (jieba's abbreviations, j, and other proper nouns,
+   nz, are mostly common words: 外企, 期中考试, 沙发, 洗洁精; the lexicons hold the names among them.)
 A place joins a guessed name or an event after it (巴黎 + 奥运会), not a listed place or division (深圳,
 南山区; 重庆, 洪崖洞), and a name joins the kind of place it names (华西 + 医院 → 华西医院).
 """
@@ -52,13 +52,16 @@ _PET_NAME_TAGS = _NOUN_TAGS | {"ng", "a", "z"}
 #: a doubled character is a nickname (咪咪) only as a noun and when not a common word (哈哈, 宝宝)
 _NICKNAME_TAGS = frozenset({"n", "nr", "nz", "ng", "o"})
 #: Zipf frequencies (`wordfreq`): at or above COMMON_ZH_ZIPF a word is a common Chinese word (外卖 4.5;
-#: 旺财 2.7); a tagged place or the word before a kind must be below COMMON_NAME_ZIPF (新鲜 4.4, 汉堡 4.2;
-#: 徽商), a tagged name led by no surname or a proper noun below RARE_ZIPF (香薰 2.6, 三文鱼 2.6; 晓雯 1.2),
-#: a pet's name after 我家 below PET_ZIPF (可乐 4.0, 橘子 4.0; 空调 4.5, 小区 4.4)
+#: 旺财 2.7); the word before a kind must be below COMMON_NAME_ZIPF (徽商; 儿童 4.5), a place only jieba
+#: tags below PLACE_ZIPF (新鲜 4.4, 芝士 3.4; 亚龙湾 2.2), a tagged name led by no surname below RARE_ZIPF
+#: (香薰 2.6; 晓雯 1.2) or by one but with no given name's character below RARE_SURNAME_LED_ZIPF, a pet's
+#: name after 我家 below PET_ZIPF (煤球 2.9, 花卷 3.7; 阳台 3.9, 空调 4.5)
 COMMON_ZH_ZIPF = 4.0
 COMMON_NAME_ZIPF = 3.5
+PLACE_ZIPF = 3.0
 RARE_ZIPF = 2.5
-PET_ZIPF = 4.1
+RARE_SURNAME_LED_ZIPF = 1.8
+PET_ZIPF = 3.8
 #: the longest name the lexicons list, in characters
 MAX_LISTED_CHARS = 12
 
@@ -111,6 +114,8 @@ def _named(text: str) -> list[_Span]:
     """Names given after 叫 (after a pet, even a common word)."""
     found = []
     for match in _NAMED.finditer(text):
+        if match.group(1)[0] in "我你他她它咱您":  # 叫我起床: a call, not a name
+            continue
         if not _is_common(match.group(1)) or _PET_BEFORE_NAMED.search(text, 0, match.start()):
             found.append(_Span(match.start(1), match.end(1), 2))
     return found
@@ -210,28 +215,45 @@ def _tagged(start: int, pairs: list) -> Iterator[_Span]:
         if flag in _PERSON_TAGS and word[0] in words.LEADING_PARTICLES and len(word) > 2:
             if word[1] in words.SURNAMES or _is_doubled(word[1:]):
                 word, at = word[1:], at + 1
-        if len(word) < 2 or not has_cjk(word) or word in ZH_STOPWORDS or word in words.KINSHIP or word in words.KINDS:
+        if len(word) < 2 or not has_cjk(word) or word in ZH_STOPWORDS or _never_a_name(word):
             continue
+        if _is_doubled(word) and pair is not pairs[-1] and pairs[pairs.index(pair) + 1].word in ("的", "地"):
+            continue  # 粉粉的: a doubled adjective
         if _looks_like_name(word, flag):
             yield _Span(at, at + len(word), 3, place=flag == "ns")
 
 
+def _never_a_name(word: str) -> bool:
+    """Kinship and role words, and words ending in one (高中同学), animals and breeds, kinds of place."""
+    return (
+        word in words.KINSHIP
+        or word in words.ANIMALS
+        or word in words.KINDS
+        or any(word.endswith(kin) for kin in ("同学", "同事", "朋友", "老师", "师傅") if word != kin)
+        and not _WITH_TITLE.fullmatch(word)
+    )
+
+
 def _looks_like_name(word: str, flag: str) -> bool:
+    """Whether a word jieba tags as a name looks like one (see the module's docstring); its other proper
+    nouns (nz) are names only when doubled (佳佳): the rest were 沙发, 英语, 洗洁精."""
     zipf = _zipf(word)
     if flag in _NICKNAME_TAGS and _is_doubled(word):
         return zipf < COMMON_ZH_ZIPF
+    given = words.GIVEN_NAMES | words.NAME_CHARACTERS
+    if flag in _PERSON_TAGS | {"nz"} and word[0] in "小老大阿" and len(word) == 2:
+        return word[1] in words.SURNAMES or word[1] in given  # 阿美, 小王
     if flag in _PERSON_TAGS:
         if flag == "nrt":
             return True
         if word[-1] in words.NOUN_ENDINGS:
             return False
-        nickname = len(word) == 2 and word[0] in "小老大阿" and word[1] in words.SURNAMES | words.GIVEN_NAMES
-        return word[0] in words.SURNAMES or nickname or zipf < RARE_ZIPF
-    if flag == "ns":
-        return zipf < COMMON_NAME_ZIPF and len(word) < 4  # four characters: an idiom (人山人海)
-    if flag == "nt":
-        return True
-    return flag == "nz" and zipf < RARE_ZIPF
+        if word[0] in words.SURNAMES:  # 李明, 张子豪, 薛兆丰 (rare); not 黄焖 (2.1), 汤底
+            return any(c in given for c in word[1:]) or zipf < RARE_SURNAME_LED_ZIPF
+        return zipf < RARE_ZIPF
+    if flag == "ns":  # four characters: an idiom (人山人海); a kind of place at the end: 黄河路, 苏堤, 金字塔
+        return len(word) < 4 and zipf < (COMMON_NAME_ZIPF if word[-1] in words.PLACE_ENDINGS else PLACE_ZIPF)
+    return flag == "nt"
 
 
 def _joined(text: str, spans: list[_Span]) -> Iterator[_Span]:

@@ -28,7 +28,8 @@ TITLES = (
 KINSHIP = frozenset(
     "阿姨 叔叔 阿婆 阿公 老公 老婆 宝宝 宝贝 媳妇 老爸 老妈 爸爸 妈妈 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外婆 "
     "外公 姥姥 姥爷 舅舅 舅妈 姑姑 姑父 婶婶 伯伯 嫂子 老板 老师 师傅 同学 同事 闺蜜 老乡 大叔 大爷 大妈 "
-    "小孩 小伙 老人 大人 大家 老大 老二 老三 老幺".split()
+    "小孩 小伙 老人 大人 大家 老大 老二 老三 老幺 崽崽 小家伙 闺女 儿子 女儿 孙子 孙女 外孙 婆婆 公公 岳父 岳母 "
+    "丈母娘 老丈人 小姑子 小叔子 大姑子 大舅子 姨妈 姨夫 小姨 表哥 表姐 表弟 表妹 堂哥 堂姐 胖子 室友".split()
 )
 #: surnames that are also measure words, and what comes before a measure word (办了张卡, 这位, 一份)
 MEASURE_WORDS = "张位份条"
@@ -36,20 +37,31 @@ BEFORE_MEASURE_WORD = "了一二两三四五六七八九十几这那每第半哪
 #: a person's name after these is the name without them (和婷婷 → 婷婷)
 LEADING_PARTICLES = "和跟与同给让被找约陪"
 #: last characters of common nouns, never of a name jieba guesses from a surname (胡辣汤, 米粉, 夏令营)
-NOUN_ENDINGS = frozenset("汤粉面饭菜肉鱼鸡茶酒店馆营机车卡包票证费税鞋衣帽药油糖")
+NOUN_ENDINGS = frozenset("汤粉面饭菜肉鱼鸡茶酒店馆营机车卡包票证费税鞋衣帽药油糖水汁底犬")
+#: characters of given names beyond `GIVEN_NAMES`: a name jieba guesses from a surname holds one of them
+#: (李明, 刘洋, 张子豪; not 黄焖, 汤底)
+NAME_CHARACTERS = frozenset(
+    "子国建平志福德生家春立新晓小永海金林中成清光天玉秀桂兵长云庆昌荣祥忠武思振宏伦豪洋奇达仁义礼智信"
+    "嘉泽泉淑惠贤君雯菲菁芬芳馨莎琴瑜琦璇瑞锦程逸然安康乐欢笑诗梦可一之心如若"
+)
 #: animals a pet name follows ("兔子叫土豆", "我家猫花卷")
 PET_KINDS = "|".join(
     "狗狗 猫咪 小狗 小猫 兔子 仓鼠 鹦鹉 乌龟 金毛 柯基 泰迪 柴犬 哈士奇 布偶 英短 美短 橘猫 边牧 拉布拉多 比熊 博美 "
     "萨摩耶 狗 猫".split()
 )
 #: a text about an animal: "我家" before a name there is a pet's
-ANIMAL_CUES = re.compile(r"猫|狗|喵|汪|铲屎|遛|兽医|宠物|疫苗|掉毛|驱虫|绝育|握手|🐶|🐱|🐕|🐈|🐰|🐹")
+ANIMAL_CUES = re.compile(r"猫|狗|喵|汪|铲屎|遛|兽医|宠物|疫苗|掉毛|驱虫|绝育|握手|咬|🐶|🐱|🐕|🐈|🐰|🐹")
 #: the kinds of place or organisation a name joins (华西 + 医院, 湘雅 + 二医院), and of event (潍坊 + 风筝节)
 KIND_AFTER_NAME = re.compile(
     r"(?:第?[一二三四五六七八九十]?(?:医院|中学|小学))|"
-    r"(?:银行|超市|大学|学院|幼儿园|机场|公园|古城|古镇|广场|商场|酒店|景区|集团|公司|大道|公路|马拉松)|"
+    r"(?:银行|超市|大学|学院|幼儿园|机场|公园|古城|古镇|广场|商场|酒店|景区|集团|公司|大道|公路|马拉松|附中|附小|"
+    r"[东南西北]?站|塔|书展|车展|博览会|家政|木业|家居|物业)|"
     r"(?!(?:中秋|端午|国庆|劳动|情人|元宵|清明|重阳|七夕|圣诞|儿童|妇女|教师|父亲|母亲|春节))[\u4e00-\u9fff]{2}节"
 )
+#: the last character of a kind of place: a place jieba tags ending in one is a name a little more often
+PLACE_ENDINGS = frozenset("路街巷道湾岛山湖江河桥港寺庙塔堤园镇村屯峰岭")
+#: animals and breeds, never a name of their own (柯基, 熊猫)
+ANIMALS = frozenset(PET_KINDS.split("|")) | frozenset("熊猫 狗子 猫猫 鸟 蚊子".split())
 #: a kind alone is no name (古城, 古镇, 加油站)
 KINDS = frozenset(
     "医院 中学 小学 银行 超市 大学 学院 幼儿园 机场 公园 古城 古镇 广场 商场 酒店 景区 集团 公司 大道 公路 加油站 驿站 "

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import jieba
+
 from pcm.world import names_zh_words as words
 from pcm.world.text import ZH_STOPWORDS, has_cjk, tagged_pieces
 
@@ -47,6 +49,8 @@ _LATIN_SITE = re.compile(r"(?<![A-Za-z])[A-Za-z]站")
 _DIVISION_ENDS = tuple("省市县区镇乡村")
 #: jieba's tags of people (nr, nrfg, nrt), places (ns), organisations (nt) and other proper nouns (nz)
 _PERSON_TAGS = frozenset({"nr", "nrfg", "nrt"})
+#: the tags under which 小, 老, 大 or 阿 and one character are a nickname (阿美 may be tagged nz)
+_NICKNAME_NAME_TAGS = _PERSON_TAGS | {"nz"}
 _NOUN_TAGS = frozenset({"n", "nz", "ns", "nr", "nt", "nrt", "nrfg", "j"})
 _PET_NAME_TAGS = _NOUN_TAGS | {"ng", "a", "z"}
 #: a doubled character is a nickname (咪咪) only as a noun and when not a common word (哈哈, 宝宝)
@@ -192,7 +196,6 @@ def _listed(start: int, pairs: list) -> list[_Span]:
 def _cuts_a_word(bounds: list[tuple[int, int, str]], begin: int, end: int) -> bool:
     """Whether [begin, end) cuts one of jieba's dictionary words, but for a locative cut off its end
     (太 + 湖边: 太湖 is by the lake)."""
-    import jieba
 
     def cut(s: int, e: int, word: str) -> bool:
         if not jieba.dt.FREQ.get(word, 0):
@@ -205,7 +208,7 @@ def _cuts_a_word(bounds: list[tuple[int, int, str]], begin: int, end: int) -> bo
 def _tagged(start: int, pairs: list) -> Iterator[_Span]:
     """The words jieba tags as names that look like names (see the module's docstring)."""
     offset, previous = start, ""
-    for pair in pairs:
+    for index, pair in enumerate(pairs):
         word, flag, at = pair.word, pair.flag, offset
         offset += len(word)
         counted = flag in _PERSON_TAGS and word[0] in words.MEASURE_WORDS and previous[-1:] in words.BEFORE_MEASURE_WORD
@@ -217,7 +220,7 @@ def _tagged(start: int, pairs: list) -> Iterator[_Span]:
                 word, at = word[1:], at + 1
         if len(word) < 2 or not has_cjk(word) or word in ZH_STOPWORDS or _never_a_name(word):
             continue
-        if _is_doubled(word) and pair is not pairs[-1] and pairs[pairs.index(pair) + 1].word in ("的", "地"):
+        if _is_doubled(word) and index + 1 < len(pairs) and pairs[index + 1].word in ("的", "地"):
             continue  # 粉粉的: a doubled adjective
         if _looks_like_name(word, flag):
             yield _Span(at, at + len(word), 3, place=flag == "ns")
@@ -225,13 +228,9 @@ def _tagged(start: int, pairs: list) -> Iterator[_Span]:
 
 def _never_a_name(word: str) -> bool:
     """Kinship and role words, and words ending in one (高中同学), animals and breeds, kinds of place."""
-    return (
-        word in words.KINSHIP
-        or word in words.ANIMALS
-        or word in words.KINDS
-        or any(word.endswith(kin) for kin in ("同学", "同事", "朋友", "老师", "师傅") if word != kin)
-        and not _WITH_TITLE.fullmatch(word)
-    )
+    if word in words.KINSHIP or word in words.ANIMALS or word in words.KINDS:
+        return True
+    return word.endswith(words.ROLE_ENDINGS) and word not in words.ROLE_ENDINGS and not _WITH_TITLE.fullmatch(word)
 
 
 def _looks_like_name(word: str, flag: str) -> bool:
@@ -240,16 +239,15 @@ def _looks_like_name(word: str, flag: str) -> bool:
     zipf = _zipf(word)
     if flag in _NICKNAME_TAGS and _is_doubled(word):
         return zipf < COMMON_ZH_ZIPF
-    given = words.GIVEN_NAMES | words.NAME_CHARACTERS
-    if flag in _PERSON_TAGS | {"nz"} and word[0] in "小老大阿" and len(word) == 2:
-        return word[1] in words.SURNAMES or word[1] in given  # 阿美, 小王
+    if flag in _NICKNAME_NAME_TAGS and word[0] in "小老大阿" and len(word) == 2:
+        return word[1] in words.SURNAMES or word[1] in words.GIVEN_NAMES  # 阿美, 小王
     if flag in _PERSON_TAGS:
         if flag == "nrt":
             return True
         if word[-1] in words.NOUN_ENDINGS:
             return False
         if word[0] in words.SURNAMES:  # 李明, 张子豪, 薛兆丰 (rare); not 黄焖 (2.1), 汤底
-            return any(c in given for c in word[1:]) or zipf < RARE_SURNAME_LED_ZIPF
+            return any(c in words.GIVEN_NAMES for c in word[1:]) or zipf < RARE_SURNAME_LED_ZIPF
         return zipf < RARE_ZIPF
     if flag == "ns":  # four characters: an idiom (人山人海); a kind of place at the end: 黄河路, 苏堤, 金字塔
         return len(word) < 4 and zipf < (COMMON_NAME_ZIPF if word[-1] in words.PLACE_ENDINGS else PLACE_ZIPF)

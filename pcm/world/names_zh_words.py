@@ -14,10 +14,13 @@ SURNAMES = frozenset(
 )
 #: surnames that make no common word after 小, 老 or 大 (not 小马 "pony", 小程序, 小孙子, 大方)
 NICKNAME_SURNAMES = "王李张刘陈杨赵周吴徐朱林何郭罗梁郑谢韩唐冯董曹袁邓许沈曾彭吕卢蒋蔡丁魏薛潘杜钟汪姚谭廖邹陆郝崔邱秦"
-#: characters common in given names: after 小, 老, 大 or 阿 they make a nickname (小美, 大伟; not 小店, 小镇)
+#: characters common in given names: a name jieba guesses from a surname holds one (李明, 张子豪; not 黄焖,
+#: 汤底), and after 小, 老, 大 or 阿 one makes a nickname (小美, 大伟; not 小店, 小镇)
 GIVEN_NAMES = frozenset(
     "美芳宝雨雅东静宇蕾凡楠薇茜红丽敏娟英华慧婷琳玲燕霞萍莉洁晶月雪梅兰艳杰明伟强军磊勇涛斌刚峰辉鹏龙飞亮健超波宁欣"
     "悦佳琪瑶怡彤萱涵妍晨阳浩轩博文俊凯珍彬秀娜倩颖婉蓉莹璐露霖昊哲鑫睿帆航毅胖"
+    "子国建平志福德生家春立新晓小永海金林中成清光天玉秀桂兵长云庆昌荣祥忠武思振宏伦豪洋奇达仁义礼智信"
+    "嘉泽泉淑惠贤君雯菲菁芬芳馨莎琴瑜琦璇瑞锦程逸然安康乐欢笑诗梦可一之心如若"
 )
 #: what a surname is called by at work or by the young (张老师, 王总, 孙阿姨, 周姐): the surname with it is a name
 TITLES = (
@@ -34,16 +37,12 @@ KINSHIP = frozenset(
 #: surnames that are also measure words, and what comes before a measure word (办了张卡, 这位, 一份)
 MEASURE_WORDS = "张位份条"
 BEFORE_MEASURE_WORD = "了一二两三四五六七八九十几这那每第半哪"
+#: a word ending in a role is no name (高中同学), unless it is a surname with a title (张老师)
+ROLE_ENDINGS = ("同学", "同事", "朋友", "老师", "师傅")
 #: a person's name after these is the name without them (和婷婷 → 婷婷)
 LEADING_PARTICLES = "和跟与同给让被找约陪"
 #: last characters of common nouns, never of a name jieba guesses from a surname (胡辣汤, 米粉, 夏令营)
 NOUN_ENDINGS = frozenset("汤粉面饭菜肉鱼鸡茶酒店馆营机车卡包票证费税鞋衣帽药油糖水汁底犬")
-#: characters of given names beyond `GIVEN_NAMES`: a name jieba guesses from a surname holds one of them
-#: (李明, 刘洋, 张子豪; not 黄焖, 汤底)
-NAME_CHARACTERS = frozenset(
-    "子国建平志福德生家春立新晓小永海金林中成清光天玉秀桂兵长云庆昌荣祥忠武思振宏伦豪洋奇达仁义礼智信"
-    "嘉泽泉淑惠贤君雯菲菁芬芳馨莎琴瑜琦璇瑞锦程逸然安康乐欢笑诗梦可一之心如若"
-)
 #: animals a pet name follows ("兔子叫土豆", "我家猫花卷")
 PET_KINDS = "|".join(
     "狗狗 猫咪 小狗 小猫 兔子 仓鼠 鹦鹉 乌龟 金毛 柯基 泰迪 柴犬 哈士奇 布偶 英短 美短 橘猫 边牧 拉布拉多 比熊 博美 "

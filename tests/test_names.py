@@ -52,6 +52,8 @@ def test_chinese_names_titles_and_pet_names():
         # a division after a place is its own name; an event after a place joins it
         ("搬到深圳南山区以后一直想去看巴黎奥运会", ["深圳", "南山区", "巴黎奥运会"]),
         ("周末去了趟大理，顺便在招行办了张卡", ["大理", "招行"]),  # 张 counts the card here
+        # a prefecture and its county, each cut by jieba (信 + 阳光 + 山), are two places together
+        ("老家是信阳光山的，过年回去", ["信阳", "光山"]),
     ],
 )
 def test_chinese_names_from_the_lexicons_and_not_from_jiebas_noisy_tags(text, expected):
@@ -75,3 +77,59 @@ def test_each_name_once_in_order_of_appearance_and_at_most_the_limit():
     text = "I met Alice and Bob. Then Alice and Bob met Carol, Dave and Erin in Paris."
     assert named_entities(text) == ["Alice", "Bob", "Carol", "Dave", "Erin", "Paris"]
     assert named_entities(text, limit=2) == ["Alice", "Bob"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a place or a rare first name opening a sentence; "Sale" and "Mobile" are left out of the place list
+        ("Edinburgh, Scotland would be great. Kayla loved London.", ["Edinburgh", "Scotland", "Kayla", "London"]),
+        ("Sale ends today. Mobile data is slow.", []),
+        # text typed without capitals: places (several words whole) and first names that keep their spelling
+        ("booked flights to tokyo, the layover in new york is 6 hours", ["tokyo", "new york"]),
+        ("kayla and emma said my buddy drew a map of the area", ["kayla", "emma"]),
+    ],
+)
+def test_places_and_first_names_opening_a_sentence_or_typed_in_lower_case(text, expected):
+    assert named_entities(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a pet or a child opening a clause before its time or adverb, a pet after someone's home and its animal
+        ("馒头最近掉毛好严重，要不要换个猫粮啊", ["馒头"]),
+        ("朵朵今天在幼儿园被老师表扬了", ["朵朵"]),
+        ("我家橘猫馒头今天把绿萝啃秃了", ["馒头"]),
+        ("老王说他家旺财昨天把沙发咬了个洞", ["老王", "旺财"]),
+        # household words and adverbs are no pets (空调, 又胖), a pet cue alone names nothing (疫苗)
+        ("我家空调今天又坏了，猫热得不行", []),
+        ("你家猫又胖了一圈吧", []),
+        ("疫苗今天打完了，狗狗有点蔫", []),
+        # a brand before its thing (耐克 + 鞋), not a place before its product (普洱 + 茶)
+        ("新买的耐克鞋被狗啃了", ["耐克"]),
+        ("普洱茶怎么泡？", []),
+    ],
+)
+def test_chinese_pets_and_children_by_where_they_stand_in_a_clause(text, expected):
+    assert named_entities(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("昨晚刷完了漫长的季节，后劲太大了", ["漫长的季节"]),
+        ("最近在追狂飙，这个角色演得太好了", ["狂飙"]),
+        ("最近在看三体，第二部比第一部好看多了", ["三体"]),
+        ("昨天去看了流浪地球2，特效真的震撼", ["流浪地球2"]),
+        # watched things that are no titles: a count, a kind of work or feed, a verb, kin, no word of a work
+        ("看了一部电影，演得一般", []),
+        ("刷完了新出的韩剧，男主好帅", []),
+        ("追完了最后一集，好舍不得", []),
+        ("周末去看了爷爷奶奶", []),
+        ("我们昨天去看了婚宴场地，气氛特别好", []),
+        ("刚看完牙医，脸还肿着", []),
+    ],
+)
+def test_chinese_titles_written_without_book_title_marks(text, expected):
+    assert named_entities(text) == expected

@@ -5,9 +5,12 @@ English marks names with capitals, but a sentence's first word is capitalised wh
 - a run of capitalised words, with the numbers after them and "of"/"the" between them, is a name
   ("Fox Hollow", "The Witcher 3", "Lord of the Rings", "J.K. Rowling");
 - a word that opens a sentence counts only when it is known (a speaker, an entity already in the
-  memory), written with capitals no sentence explains ("NYC", "LeBron") or a first name that is no
-  common English word ("Emma", "Jake": `data/en_first_names.txt`): "Yeah", "Sometimes", "Got" open
-  sentences, and so do "Max" and "Paris", but those count there only once met;
+  memory), written with capitals no sentence explains ("NYC", "LeBron"), a first name that is no
+  common English word ("Emma", "Jake": `data/en_first_names.txt`) or a place ("Paris", "Edinburgh":
+  `data/en_places.txt`): "Yeah", "Sometimes", "Got" open sentences, and so does "Max", which counts
+  there only once met;
+- in text typed without capitals ("booked flights to tokyo"), known names, places and first names that
+  keep their spelling across languages count in lower case;
 - interjections and greetings ("Thanks", "Ttyl"), weekdays and months, words shouted in capitals
   ("JUST DOING IT") and demonyms ("European", "Chinese") are never names; an opening interjection,
   article or connective ("Hey Sam", "The Wolves", "During Thanksgiving") is not part of one.
@@ -84,6 +87,12 @@ MAX_NAME_CHARS = 80
 SHOUTED_WORD_ZIPF = 4.0
 #: a first name opening a sentence counts when rarer than this in English ("Emma" 4.2; "Tom" 4.8 does not)
 FIRST_NAME_ZIPF = 4.5
+#: below this Zipf frequency a word is missing from the other languages' small word lists whatever it is, so
+#: its specificity says nothing: a first name this rare counts ("Kayla" 3.1)
+RARE_WORD_ZIPF = 3.5
+#: in text typed without capitals a first name must keep its spelling across languages more strictly ("emma"
+#: 0.1, "maria" −0.4; "buddy", "chase", "drew" 0.9–1.0 are English words there)
+LOWER_CASE_NAME_SPECIFICITY = 0.5
 
 KnownName = Callable[[str], bool]
 
@@ -117,6 +126,39 @@ def english_names(text: str, known: KnownName, cased: bool) -> Iterator[tuple[in
         if name:
             yield name
         index = end
+    if cased and _written_in_lower_case(text):
+        yield from _lower_case_names(masked, words, known)
+
+
+def _written_in_lower_case(text: str) -> bool:
+    """Whether a text is chat typed without capitals: its first letter is lower-case ("booked flights to tokyo")."""
+    first = next((c for c in text if c.isalpha()), "")
+    return first.islower()
+
+
+def _lower_case_names(text: str, words: list[_Word], known: KnownName) -> Iterator[tuple[int, str]]:
+    """In text typed without capitals, the known names, places (up to three words: "new york") and first
+    names written in lower case, a first name as in `_is_first_name` but stricter on specificity."""
+    index = 0
+    while index < len(words):
+        for length in (3, 2, 1):
+            run = words[index : index + length]
+            if len(run) < length or not all(w.text.isalpha() and w.text.islower() for w in run):
+                continue
+            name = text[run[0].start : run[-1].end]
+            if " ".join(w.text for w in run) != name:
+                continue
+            if (length > 1 and name in _word_list("en_places.txt")) or (
+                length == 1
+                and len(name) > 2
+                and name not in STOPWORDS
+                and (known(name) or _is_place(name) or _is_first_name(name, LOWER_CASE_NAME_SPECIFICITY))
+            ):
+                yield run[0].start, name
+                index += length
+                break
+        else:
+            index += 1
 
 
 def _quoted_title(quoted: str) -> str | None:
@@ -254,22 +296,33 @@ def _is_name_word(word: str, opens_sentence: bool, known: KnownName) -> bool:
         return True
     if lowered.endswith(DEMONYM_ENDINGS) and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
         return False
-    return not opens_sentence or word.isupper() or any(c.isupper() for c in word[1:]) or _is_first_name(lowered)
+    if not opens_sentence or word.isupper() or any(c.isupper() for c in word[1:]):
+        return True
+    return _is_first_name(lowered) or _is_place(lowered)
 
 
-def _is_first_name(lowered: str) -> bool:
+def _is_first_name(lowered: str, specificity: float = ENGLISH_WORD_SPECIFICITY) -> bool:
     """A first name (`data/en_first_names.txt`) that is no common English word: "Emma", "Jake", "Kayla";
     not "Will", "Hope" (English's own words) nor "Mark", "Art", "Baby" (as common as names get)."""
-    return (
-        lowered in _first_names()
-        and _specificity(lowered) <= ENGLISH_WORD_SPECIFICITY
-        and _zipf(lowered) < FIRST_NAME_ZIPF
-    )
+    if lowered not in _first_names():
+        return False
+    zipf = _zipf(lowered)
+    return zipf < RARE_WORD_ZIPF or (zipf < FIRST_NAME_ZIPF and _specificity(lowered) <= specificity)
 
 
-@lru_cache(maxsize=1)
+def _is_place(lowered: str) -> bool:
+    """A place (`data/en_places.txt`: countries, US states, cities of 100,000 people; its builder leaves out
+    those spelt as common English words, "Mobile", "Reading"): "Paris", "Edinburgh", "Tokyo"."""
+    return lowered in _word_list("en_places.txt")
+
+
 def _first_names() -> frozenset[str]:
-    lines = (Path(__file__).parent / "data" / "en_first_names.txt").read_text(encoding="utf-8").splitlines()
+    return _word_list("en_first_names.txt")
+
+
+@lru_cache(maxsize=2)
+def _word_list(name: str) -> frozenset[str]:
+    lines = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines()
     return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 

@@ -9,8 +9,10 @@ knows few brands or apps (微信, 抖音, 美团). So a name is, by priority whe
    (`data/zh_names.txt`);
 3. a surname with a title (张老师, 王总, 孙阿姨) or a nickname (老王, 小李, 大刘); a pet or child named
    after 叫 (金毛叫旺财; after a pet, even a common word: 兔子叫土豆) or after 我家 in a text about an
-   animal (我家煤球又把猫砂刨了); a Latin letter's site (B站); a rare word before the kind of
-   organisation or place it names (徽商 + 银行);
+   animal (我家煤球又把猫砂刨了, 他家旺财); a Latin letter's site (B站); a rare word before the kind of
+   organisation or place it names (徽商 + 银行); a title with no 《》 after watching (刷完了漫长的季节);
+   a name opening a clause before its time or adverb: doubled (朵朵今天…) or, about an animal, a
+   pet's (馒头最近掉毛…);
 4. a word jieba tags as a name that looks like one: a person's name led by a surname, a nickname
    (阿强, 大伟, 婷婷) or a rare word (not a kinship or role word, an animal, nor a common noun: 胡辣汤);
    an organisation; a place that is no common word. (jieba's abbreviations, j, and other proper nouns,
@@ -39,8 +41,8 @@ _NAMED = re.compile(
     r"(?:名叫|叫做|取名叫?|起名叫?|名字叫|叫)([\u4e00-\u9fff]{2,3}?)(?=[，。！？、,.!?\s~～]|$|[了的吧啊呢呀哦])"
 )
 _PET_BEFORE_NAMED = re.compile(rf"(?:{words.PET_KINDS})$")
-#: "我家煤球", "咱家大黄", "我家猫花卷": two characters after "our home" (and an animal)
-_AT_HOME = re.compile(rf"(?:我们|咱们|我|咱)家的?({words.PET_KINDS})?([\u4e00-\u9fff]{{2}})")
+#: "我家煤球", "咱家大黄", "我家猫花卷", "他家旺财": two characters after someone's home (and an animal)
+_AT_HOME = re.compile(rf"(?:我们|咱们|他们|她们|我|咱|他|她|你)家的?({words.PET_KINDS})?([\u4e00-\u9fff]{{2}})")
 _NICKNAME = re.compile(rf"[小老大][{words.NICKNAME_SURNAMES}]")
 _WITH_TITLE = re.compile(rf"[{''.join(sorted(words.SURNAMES))}](?:{words.TITLES})")
 #: a Latin letter's video site (B站, A站)
@@ -66,6 +68,11 @@ PLACE_ZIPF = 3.0
 RARE_ZIPF = 2.5
 RARE_SURNAME_LED_ZIPF = 1.8
 PET_ZIPF = 3.8
+#: a pet's name after its animal (我家橘猫馒头) or before its clause's time or adverb (我家可乐今天…, 馒头最近…)
+#: may be a common word up to PET_SUBJECT_ZIPF (可乐 4.0, 馒头 4.0; 空调 4.5); a doubled word opening
+#: a clause is a child's or a pet's name below DOUBLED_NAME_ZIPF (朵朵 2.5, 豆豆 3.4; 默默 3.9, 刚刚 5.0)
+PET_SUBJECT_ZIPF = 4.2
+DOUBLED_NAME_ZIPF = 3.8
 #: the longest name the lexicons list, in characters
 MAX_LISTED_CHARS = 12
 
@@ -96,13 +103,16 @@ def chinese_names(text: str) -> Iterator[tuple[int, str]]:
     candidates += [_Span(m.start(), m.end(), 2) for m in _LATIN_SITE.finditer(text)]
     candidates += _named(text)
     tagged: list[_Word] = []
+    clause_starts: set[int] = set()
     for start, pairs in tagged_pieces(text):
+        clause_starts.add(start)
         candidates += _listed(start, pairs)
         candidates += _tagged(start, pairs)
         for pair in pairs:
             tagged.append(_Word(start, start + len(pair.word), pair.flag))
             start += len(pair.word)
-    candidates += _patterned(text, tagged) + _pets_at_home(text, tagged)
+    candidates += _patterned(text, tagged) + _pets_at_home(text, tagged) + _clause_subjects(text, tagged, clause_starts)
+    candidates += _bare_titles(text, tagged)
     kept: list[_Span] = []
     for span in sorted(candidates, key=lambda s: (s.priority, s.start - s.end, s.start)):
         if not any(span.overlaps(other) for other in kept):
@@ -126,16 +136,69 @@ def _named(text: str) -> list[_Span]:
 
 
 def _pets_at_home(text: str, tagged: list[_Word]) -> list[_Span]:
-    """Pets' names after 我家 (and an animal) in a text about an animal: a word of jieba's, a noun or an
-    adjective (可乐), no kinship word and less common than household words (空调, 小区)."""
+    """Pets' names after 我家 (他家, 咱家; and an animal) in a text about an animal: jieba's words, a noun or an
+    adjective (可乐), no kinship word and less common than household words (空调, 小区) unless its animal
+    comes first or its clause goes on (我家可乐今天…)."""
     found = []
     for match in _AT_HOME.finditer(text):
         name = match.group(2)
-        word = next((w for w in tagged if w.start == match.start(2) and w.end == match.end(2)), None)
-        if word is None or word.flag not in _PET_NAME_TAGS or name in words.KINSHIP or name in ZH_STOPWORDS:
+        inside = [w for w in tagged if match.start(2) <= w.start and w.end <= match.end(2)]
+        if sum(w.end - w.start for w in inside) != len(name) or name in words.KINSHIP or name in ZH_STOPWORDS:
+            continue  # a word of jieba's crosses the name's edge
+        if any(w.flag not in _PET_NAME_TAGS for w in inside):
             continue
-        if _zipf(name) < PET_ZIPF and (match.group(1) or words.ANIMAL_CUES.search(text)):
+        if not (match.group(1) or words.ANIMAL_CUES.search(text)):
+            continue
+        goes_on = match.group(1) or words.SUBJECT_FOLLOWERS.match(text, match.end(2))
+        if _zipf(name) < (PET_SUBJECT_ZIPF if goes_on else PET_ZIPF):
             found.append(_Span(match.start(2), match.end(2), 2))
+    return found
+
+
+def _bare_titles(text: str, tagged: list[_Word]) -> list[_Span]:
+    """Titles written without 《》 after watching or listening (刷完了漫长的季节, 在追狂飙, 看完周处除三害，…演得):
+    the words up to where a title ends, at jieba's word edges. After 看 the text must speak of a work
+    (`WORK_WORDS`, a part: 三体第一部); one word alone counts after a series verb or before a part, if rare."""
+    starts, ends = {w.start for w in tagged}, {w.end for w in tagged}
+    found = []
+    for match in words.WATCHING.finditer(text):
+        end = words.TITLE_ENDS.search(text, match.end())
+        begin, stop = match.end(), end.start() if end else len(text)
+        title = text[begin:stop]
+        if not 2 <= len(title) <= 10 or title[0] in words.NOT_TITLE_START or words.NOT_TITLE_END.search(title):
+            continue
+        if not {match.start(), begin} <= starts:
+            continue
+        inside = [w for w in tagged if begin <= w.start and w.end <= stop]
+        if stop not in ends or any(w.flag in ("r", "v") and w.end == stop for w in inside):
+            continue
+        if any(text[w.start : w.end] in words.KINSHIP for w in inside):
+            continue
+        of_a_work = bool(words.WORK_PART.search(text)) or (bool(match.group("series")) and len(inside) == 1)
+        of_a_work = of_a_work or (len(inside) > 1 and bool(match.group("series") or words.WORK_WORDS.search(text)))
+        if of_a_work and (len(inside) > 1 or (not _is_common(title) and title not in ZH_STOPWORDS)):
+            found.append(_Span(begin, stop, 2))
+    return found
+
+
+def _clause_subjects(text: str, tagged: list[_Word], clause_starts: set[int]) -> list[_Span]:
+    """Names that open a clause before its time or adverb (朵朵今天…, 馒头最近…): a doubled word that is no
+    common one, or in a text about an animal a noun or adjective no more common than PET_SUBJECT_ZIPF."""
+    found = []
+    about_an_animal = bool(words.ANIMAL_CUES.search(text))
+    for word in tagged:
+        name = text[word.start : word.end]
+        if word.start not in clause_starts or len(name) != 2 or not words.SUBJECT_FOLLOWERS.match(text, word.end):
+            continue
+        if name in words.KINSHIP or name in ZH_STOPWORDS or _never_a_name(name):
+            continue
+        if _is_doubled(name):
+            named = _zipf(name) < DOUBLED_NAME_ZIPF
+        else:
+            named = about_an_animal and word.flag in _PET_NAME_TAGS and not words.ANIMAL_CUES.search(name)
+            named = named and _zipf(name) < PET_SUBJECT_ZIPF
+        if named:
+            found.append(_Span(word.start, word.end, 3))
     return found
 
 
@@ -184,23 +247,46 @@ def _listed(start: int, pairs: list) -> list[_Span]:
         for length in range(min(MAX_LISTED_CHARS, len(text) - index), 1, -1):
             name = text[index : index + length]
             listed = (name in places or name in names) and name not in words.KINDS
-            if listed and (length > 2 or not _cuts_a_word(bounds, index, index + length)):
+            if not listed:
+                continue
+            if length > 2 or not _cuts_a_word(bounds, index, index + length, name in places):
                 found.append(_Span(start + index, start + index + length, 1, place=name in places))
                 index += length
+                break
+            county = _county_after(text, bounds, index, length) if name in places else 0
+            if county:  # 信阳 + 光山, cut by jieba as 信 + 阳光 + 山
+                found.append(_Span(start + index, start + index + length, 1, place=True))
+                found.append(_Span(start + index + length, start + index + length + county, 1, place=True))
+                index += length + county
                 break
         else:
             index += 1
     return found
 
 
-def _cuts_a_word(bounds: list[tuple[int, int, str]], begin: int, end: int) -> bool:
-    """Whether [begin, end) cuts one of jieba's dictionary words, but for a locative cut off its end
-    (太 + 湖边: 太湖 is by the lake)."""
+def _county_after(text: str, bounds: list[tuple[int, int, str]], index: int, length: int) -> int:
+    """The length of a place right after the place at `index` where the two together cut no word of jieba's
+    though each alone does (信阳光山: 信 + 阳光 + 山): listed, or a county's name without its level (光山县,
+    left out of the list alone as too common a word, reads as a place after its prefecture); 0 if none."""
+    places, _ = _lexicons()
+    end = index + length
+    for county in range(min(MAX_LISTED_CHARS, len(text) - end), 1, -1):
+        name = text[end : end + county]
+        listed = name in places or any(name + level in places for level in "县区市")
+        if listed and not _cuts_a_word(bounds, index, end + county, True):
+            return county
+    return 0
+
+
+def _cuts_a_word(bounds: list[tuple[int, int, str]], begin: int, end: int, place: bool) -> bool:
+    """Whether [begin, end) cuts one of jieba's dictionary words, but for a locative cut off its end (太 +
+    湖边: 太湖 is by the lake) or a brand's thing (耐克 + 鞋; a place's is a product: 普洱茶)."""
 
     def cut(s: int, e: int, word: str) -> bool:
         if not jieba.dt.FREQ.get(word, 0):
             return False
-        return s < begin < e or (s < end < e and not (e - end == 1 and word[-1] in words.LOCATIVES))
+        ending = e - end == 1 and (word[-1] in words.LOCATIVES or (not place and word[-1] in words.NOUN_ENDINGS))
+        return s < begin < e or (s < end < e and not ending)
 
     return any(cut(s, e, word) for s, e, word in bounds)
 

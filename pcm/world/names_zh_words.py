@@ -48,6 +48,11 @@ PET_KINDS = "|".join(
     "狗狗 猫咪 小狗 小猫 兔子 仓鼠 鹦鹉 乌龟 金毛 柯基 泰迪 柴犬 哈士奇 布偶 英短 美短 橘猫 边牧 拉布拉多 比熊 博美 "
     "萨摩耶 狗 猫".split()
 )
+#: what follows the subject of a clause: a time, an adverb of habit or 把 / 被 (年糕今天…, 欢欢又…, 可乐把…)
+SUBJECT_FOLLOWERS = re.compile(
+    r"今天|昨天|前天|昨晚|今早|今晚|最近|这几天|这两天|又|一直|终于|刚刚|刚|居然|竟然|每天|天天|总是|老是|已经|第一次|"
+    r"现在|早上|晚上|半夜|把|被"
+)
 #: a text about an animal: "我家" before a name there is a pet's
 ANIMAL_CUES = re.compile(r"猫|狗|喵|汪|铲屎|遛|兽医|宠物|疫苗|掉毛|驱虫|绝育|握手|咬|🐶|🐱|🐕|🐈|🐰|🐹")
 #: the kinds of place or organisation a name joins (华西 + 医院, 湘雅 + 二医院), and of event (潍坊 + 风筝节)
@@ -70,3 +75,26 @@ KINDS = frozenset(
 LOCATIVES = frozenset("边里上下旁畔前后内外口")
 #: the end of an event's name: a place joins it (巴黎 + 奥运会)
 EVENT_ENDS = ("会", "节", "赛", "杯", "展", "马拉松")
+#: watching or listening: a title may follow with no 《》 (刷完了漫长的季节, 在追狂飙, 单曲循环晴天); the SERIES
+#: verbs are said of series and songs, so one rare word after them counts; after 看 a title needs WORK_WORDS
+WATCHING = re.compile(
+    r"(?:(?P<series>刷完了?|刷了|在刷|[二三]刷了?|在追|追完了?|追了|重温了?|单曲循环)|看完了?|去看了?|看了|在看|看过)"
+)
+#: words said of a film, a series, a book or a song: after 看 the words up to a title's end are one
+WORK_WORDS = re.compile(
+    r"演|剧|片|电影|影院|结局|主角|角色|导演|特效|上映|票房|集|季|主题曲|歌|唱|专辑|小说|原著|作者|泪目|看哭"
+)
+#: where a bare title ends: punctuation, an emoji, a part or an episode (第二部), a particle, a comment on it
+TITLE_ENDS = re.compile(
+    r"[，。！？!?,.、；;：:\s~～…（(]|第[一二三四五六七八九十\d]+[部季集章本期]|这[本部首个集]|"
+    r"的(?:结局|大结局|原著|主题曲|片尾曲|作者|导演|演员|剧情)|[里吗呢吧啊呀了真太]|简直|好看|感觉|后劲|特效|以后|之后|"
+    r"[\u2600-\u27bf\U0001f000-\U0001faff]"
+)
+#: what a watched thing that is no title ends with: a kind of work or feed (新出的韩剧, 所有的剧, 朋友圈), a count
+NOT_TITLE_END = re.compile(
+    r"(?:剧|电影|片|动画|综艺|节目|视频|小说|书|歌|番|直播|朋友圈|新闻|比赛|[一两几][集部季个本首])$"
+)
+#: a part or an episode: the text is about a work (三体第一部)
+WORK_PART = re.compile(r"第[一二三四五六七八九十\d]+[部季集]")
+#: what a watched thing that is no title starts with: a number or measure, a pronoun, a demonstrative
+NOT_TITLE_START = frozenset("一两几这那每个部本场集些点下会眼遍次回半整好多我你他她它咱自")

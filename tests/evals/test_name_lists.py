@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from evals.fit.en_places import ORDINARY_WORDS, place_names
 from evals.fit.zh_places import _county_name, short_name
 from pcm.world.names_zh_words import KINDS
 
@@ -32,9 +34,27 @@ def test_a_county_is_listed_by_a_name_that_reads_as_a_place_not_by_a_common_word
     assert not _county_name("和平") and not _county_name("公安") and not _county_name("三台")
 
 
-@pytest.mark.parametrize("name", ["zh_places.txt", "zh_names.txt", "en_first_names.txt"])
+@pytest.mark.parametrize("name", ["zh_places.txt", "zh_names.txt", "en_first_names.txt", "en_places.txt"])
 def test_the_shipped_lists_hold_names_only(name):
     entries = [line for line in (DATA / name).read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
     assert len(entries) > 400 and len(entries) == len(set(entries))
     assert all(len(entry) > 1 and entry == entry.strip() for entry in entries)
     assert not KINDS & set(entries)  # 古城 alone is no place
+
+
+def test_english_places_are_built_from_the_geonames_tables_without_places_spelt_as_everyday_words(tmp_path):
+    tables = {
+        "continents.json": {"EU": {"name": "Europe"}},
+        "countries.json": {"FR": {"name": "France"}},
+        "us_states.json": {"WA": {"name": "Washington"}},
+        "cities15000.json": {
+            "1": {"name": "São Paulo", "population": 12_000_000},
+            "2": {"name": "Mobile", "population": 190_000},
+            "3": {"name": "Smallville", "population": 20_000},
+        },
+    }
+    for name, table in tables.items():
+        (tmp_path / name).write_text(json.dumps(table), encoding="utf-8")
+    names = place_names(tmp_path)
+    assert {"europe", "france", "washington", "são paulo", "sao paulo", "england"} <= names
+    assert "mobile" in ORDINARY_WORDS and "mobile" not in names and "smallville" not in names

@@ -54,6 +54,9 @@ def test_chinese_names_titles_and_pet_names():
         ("周末去了趟大理，顺便在招行办了张卡", ["大理", "招行"]),  # 张 counts the card here
         # a prefecture and its county, each cut by jieba (信 + 阳光 + 山), are two places together
         ("老家是信阳光山的，过年回去", ["信阳", "光山"]),
+        # a listed title with its sequel's number, not a listed name with a count
+        ("周末带女儿去看了冰雪奇缘2，她跟着唱了一路", ["冰雪奇缘2"]),
+        ("上周去了海底捞2次", ["海底捞"]),
     ],
 )
 def test_chinese_names_from_the_lexicons_and_not_from_jiebas_noisy_tags(text, expected):

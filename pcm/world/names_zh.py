@@ -364,7 +364,11 @@ def _joins_a_place(text: str, span: _Span) -> bool:
 
 
 def _with_kind(text: str, span: _Span) -> _Span:
+    """The span with the kind of place after it (华西 + 医院), or a sequel's number after a name that is no
+    place (冰雪奇缘 + 2; not 上海 + 3天)."""
     kind = words.KIND_AFTER_NAME.match(text, span.end)
+    if kind is None and not span.place:
+        kind = words.SEQUEL_NUMBER.match(text, span.end)
     return _Span(span.start, kind.end(), span.priority, span.place) if kind else span
 
 

@@ -98,3 +98,5 @@ NOT_TITLE_END = re.compile(
 WORK_PART = re.compile(r"第[一二三四五六七八九十\d]+[部季集]")
 #: what a watched thing that is no title starts with: a number or measure, a pronoun, a demonstrative
 NOT_TITLE_START = frozenset("一两几这那每个部本场集些点下会眼遍次回半整好多我你他她它咱自")
+#: a sequel's number after a title (流浪地球2, 冰雪奇缘2), not a count or a date (海底捞2次, 三体3天)
+SEQUEL_NUMBER = re.compile(r"[1-9](?![\dA-Za-z.年月日号天个次点块元岁人分秒周期集部季小%])")

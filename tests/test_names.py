@@ -18,7 +18,9 @@ from pcm.world.names import entity_key, known_names, named_entities
         ),
         ("We watched Lord of the Rings with J.K. Rowling fans in NYC.", ["Lord of the Rings", "J.K. Rowling", "NYC"]),
         ("I was SO tired, JUST DOING IT anyway.", []),
-        ("During Thanksgiving we flew to Italy with some European friends on Monday.", ["Thanksgiving", "Italy"]),
+        # dates and holidays, demonyms and kinship words are no names
+        ("During Thanksgiving we flew to Italy with some European friends on Monday.", ["Italy"]),
+        ("Dinner at Grandma's on Sundays, then the Christmas market. Aunt Sarah too.", ["Sarah"]),
     ],
 )
 def test_english_names_are_names_whole_and_never_sentence_openers(text, expected):
@@ -91,6 +93,13 @@ def test_each_name_once_in_order_of_appearance_and_at_most_the_limit():
         # text typed without capitals: places (several words whole) and first names that keep their spelling
         ("booked flights to tokyo, the layover in new york is 6 hours", ["tokyo", "new york"]),
         ("kayla and emma said my buddy drew a map of the area", ["kayla", "emma"]),
+        ("listening to taylor swift's new album, logan roy is terrifying", ["taylor swift", "logan roy"]),
+        # listed organisations: opening a sentence, and in lower case unless an English word or after an article
+        ("Netflix raised prices again. Heard Ed Sheeran is touring.", ["Netflix", "Ed Sheeran"]),
+        (
+            "meeting jess at starbucks, then trader joe's. do i need a visa? i ate an apple",
+            ["jess", "starbucks", "trader joe"],
+        ),
     ],
 )
 def test_places_and_first_names_opening_a_sentence_or_typed_in_lower_case(text, expected):

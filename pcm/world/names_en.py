@@ -57,7 +57,7 @@ INTERJECTIONS = frozenset(
 #: abbreviations of common things, written in capitals but never names ("HR", "PPT", "KPI")
 ABBREVIATIONS = frozenset(
     "HR PPT KPI OKR CEO CFO CTO COO VP PM HRBP APP VIP OK PK AI IT GDP DIY PDF USB SUV MBA PS ID IP UP CP DDL ICU ATM "
-    "QR PR FAQ ASAP FYI DM PC TV".split()
+    "QR PR FAQ ASAP FYI DM PC TV BBQ".split()
 )
 #: prepositions, conjunctions and sentence adverbs (of time too) that open a sentence before a name
 #: ("During Thanksgiving", "Besides Italy", "Sometimes Pixie"); the STOPWORDS hold the commonest
@@ -67,11 +67,16 @@ CONNECTIVES = frozenset(
     "upon via plus maybe perhaps still yet even already instead otherwise meanwhile speaking sometimes "
     "often always never once soon later today tonight yesterday tomorrow".split()
 )
-#: weekdays and months (and their abbreviations): dates, not entities
+#: weekdays, months (and their abbreviations) and holidays: dates, not entities (also in the plural: "Sundays")
 CALENDAR_WORDS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
     "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "christmas xmas thanksgiving halloween easter hanukkah diwali ramadan".split()
+)
+#: what family call each other ("Dinner at Grandma's", "Aunt Sarah"): a kinship word is no name nor part of one
+KINSHIP_WORDS = frozenset(
+    "mom mum mommy mummy dad daddy grandma grandpa granny grandad nana papa mama auntie aunt uncle".split()
 )
 #: above this specificity a word is English's own, not a name ("European" 1.4, "Definitely" 2.9,
 #: "Learning" 1.9; names: "Paris" 0.3, "Brian" 0.3, "Christian" 0.8)
@@ -93,6 +98,15 @@ RARE_WORD_ZIPF = 3.5
 #: in text typed without capitals a first name must keep its spelling across languages more strictly ("emma"
 #: 0.1, "maria" −0.4; "buddy", "chase", "drew" 0.9–1.0 are English words there)
 LOWER_CASE_NAME_SPECIFICITY = 0.5
+#: articles and possessives: a listed organisation's one word after them is a common noun ("a visa")
+DETERMINERS = frozenset("a an the my your his her our their its some any this that".split())
+#: listed brands that are English words too, in lower case ("apple", "visa", "zoom in")
+ORDINARY_BRAND_WORDS = frozenset(
+    "apple affirm canon delta discord visa zoom meta sprite pandora hinge vox ford bing tlc tnt sap dell citi".split()
+)
+#: a surname joins the first name before it in lower case when rarer than this ("swift" 3.9; not "long",
+#: "white", "park")
+SURNAME_ZIPF = 4.5
 
 KnownName = Callable[[str], bool]
 
@@ -137,28 +151,99 @@ def _written_in_lower_case(text: str) -> bool:
 
 
 def _lower_case_names(text: str, words: list[_Word], known: KnownName) -> Iterator[tuple[int, str]]:
-    """In text typed without capitals, the known names, places (up to three words: "new york") and first
-    names written in lower case, a first name as in `_is_first_name` but stricter on specificity."""
+    """In text typed without capitals, the names written in lower case: places (up to three words: "new
+    york"), and known names or first names (`_is_first_name`, stricter on specificity) with the first
+    names and surnames after them ("logan roy", "taylor swift"); a possessive is no part of one."""
+    bare = [_POSSESSIVE.sub("", w.text) for w in words]
     index = 0
     while index < len(words):
-        for length in (3, 2, 1):
-            run = words[index : index + length]
-            if len(run) < length or not all(w.text.isalpha() and w.text.islower() for w in run):
-                continue
-            name = text[run[0].start : run[-1].end]
-            if " ".join(w.text for w in run) != name:
-                continue
-            if (length > 1 and name in _word_list("en_places.txt")) or (
-                length == 1
-                and len(name) > 2
-                and name not in STOPWORDS
-                and (known(name) or _is_place(name) or _is_first_name(name, LOWER_CASE_NAME_SPECIFICITY))
-            ):
-                yield run[0].start, name
-                index += length
-                break
+        end = (
+            _lower_case_place(text, words, bare, index)
+            or _lower_case_organisation(text, words, index)
+            or _lower_case_person(text, words, bare, index, known)
+        )
+        if end:
+            yield (
+                words[index].start,
+                text[words[index].start : words[end - 1].end - len(words[end - 1].text) + len(bare[end - 1])],
+            )
+            index = end
         else:
             index += 1
+
+
+def _lower_case_place(text: str, words: list[_Word], bare: list[str], index: int) -> int:
+    """Where a place written in lower case from word `index` ends (exclusive); 0 if none starts there."""
+    for length in (3, 2, 1):
+        run = bare[index : index + length]
+        if len(run) < length or not all(word.isalpha() and word.islower() for word in run):
+            continue
+        if not _single_spaced(text, words, index, length):
+            continue
+        name = " ".join(run)
+        if (length > 1 and name in _word_list("en_places.txt")) or (
+            length == 1 and len(name) > 2 and name not in STOPWORDS and _is_place(name)
+        ):
+            return index + length
+    return 0
+
+
+def _lower_case_organisation(text: str, words: list[_Word], index: int) -> int:
+    """Where a listed organisation written in lower case from word `index` ends (exclusive), 0 if none:
+    one word only when it is no common English word (`_is_first_name`'s test, not ORDINARY_BRAND_WORDS) nor
+    after an article or a possessive ("at starbucks", "fly ryanair"; not "need visa", "an apple"), and no
+    name that opens with "the" ("the sun")."""
+    listed = {name.lower() for name in _organisations() if not name.lower().startswith("the ")}
+    for length in (4, 3, 2, 1):
+        run = words[index : index + length]
+        if len(run) < length or any(c.isupper() for w in run for c in w.text):
+            continue
+        if not _single_spaced(text, words, index, length):
+            continue
+        written = text[run[0].start : run[-1].end]
+        name = _POSSESSIVE.sub("", written)
+        if name not in listed and written not in listed:
+            continue
+        end = index + length
+        if end < len(words) and words[end].text.isdigit() and _single_spaced(text, words, end - 1, 2):
+            return end + 1  # a model's number: "iphone 15"
+        if length > 1:
+            return end
+        before = words[index - 1].text.lower() if index else ""
+        if len(name) < 3 or name in ORDINARY_BRAND_WORDS or before in DETERMINERS:
+            continue
+        if _zipf(name) < RARE_WORD_ZIPF or _specificity(name) <= LOWER_CASE_NAME_SPECIFICITY:
+            return end
+    return 0
+
+
+def _lower_case_person(text: str, words: list[_Word], bare: list[str], index: int, known: KnownName) -> int:
+    """Where a person's name written in lower case from word `index` ends (exclusive); 0 if none starts
+    there: a known name or a first name, with the first names and surnames after it ("logan roy"; "taylor
+    swift", whose first name alone is too common a word)."""
+    first = bare[index]
+    if not (first.isalpha() and first.islower() and len(first) > 2 and first not in STOPWORDS):
+        return 0
+    if _is_date_or_kin(first):
+        return 0
+    end = index + 1
+    while end < len(words) and words[end - 1].text == bare[end - 1] and _single_spaced(text, words, end - 1, 2):
+        following = bare[end]
+        if not (following.isalpha() and following.islower() and following not in STOPWORDS):
+            break
+        if following in _first_names():  # "logan roy"; not "buddy drew", where "drew" is an English word
+            if not _is_first_name(following, LOWER_CASE_NAME_SPECIFICITY):
+                break
+        elif following not in _word_list("en_last_names.txt") or _zipf(following) >= SURNAME_ZIPF:
+            break
+        end += 1
+    if end > index + 1 and first in _first_names() and _specificity(first) <= LOWER_CASE_NAME_SPECIFICITY:
+        return end  # a first name as common as "taylor" with a surname after it; not "love bowling"
+    return end if known(first) or _is_first_name(first, LOWER_CASE_NAME_SPECIFICITY) else 0
+
+
+def _single_spaced(text: str, words: list[_Word], index: int, length: int) -> bool:
+    return all(text[words[i].end : words[i + 1].start] == " " for i in range(index, index + length - 1))
 
 
 def _quoted_title(quoted: str) -> str | None:
@@ -226,13 +311,13 @@ def _name(text: str, run: list[_Word], known: KnownName, cased: bool) -> tuple[i
     if len(run) > MAX_NAME_WORDS:
         return None
     words = list(run)
-    while words and (_is_interjection(words[0].text) or words[0].text.lower() in CALENDAR_WORDS):
+    while words and (_is_interjection(words[0].text) or _is_date_or_kin(words[0].text)):
         words.pop(0)
     while len(words) > 1 and words[0].opens_sentence and cased and _opens_before_name(words, known):
         words.pop(0)
     while words and words[0].text in _NAME_JOINERS:
         words.pop(0)
-    while words and (words[-1].text in _NAME_JOINERS or words[-1].text.lower() in CALENDAR_WORDS):
+    while words and (words[-1].text in _NAME_JOINERS or _is_date_or_kin(words[-1].text)):
         words.pop()
     if not words or _is_shouted(words) or not any(c.isalpha() for w in words for c in w.text):
         return None
@@ -260,8 +345,18 @@ def _opens_before_name(words: list[_Word], known: KnownName) -> bool:
         return True
     if len(words) > 2 and words[1].text == "the" and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
         return True  # "Took the Toyota Corolla": an English word before "the" opens the sentence
+    if len(words) > 2 and lowered not in _first_names() and words[1].text.lower() in _first_names():
+        if _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+            return True  # "Heard Ed Sheeran": an English word before a person's full name opens the sentence
     rest = _POSSESSIVE.sub("", " ".join(w.text for w in words[1:]))
     return not known(first) and known(rest)
+
+
+def _is_date_or_kin(word: str) -> bool:
+    """A weekday, month or holiday, in the singular or plural ("Sundays"), or a kinship word ("Grandma's")."""
+    lowered = _POSSESSIVE.sub("", word.lower())
+    singular = lowered[:-1] if lowered.endswith("s") else lowered
+    return lowered in CALENDAR_WORDS or singular in CALENDAR_WORDS or lowered in KINSHIP_WORDS
 
 
 def _is_interjection(word: str) -> bool:
@@ -288,7 +383,7 @@ def _is_name_word(word: str, opens_sentence: bool, known: KnownName) -> bool:
     """Whether one capitalised word is a name: never a stopword, interjection, date, contraction or
     demonym; where it opens a sentence, only a known name or one with capitals inside or throughout."""
     lowered = word.lower()
-    if len(word) < 2 or lowered in STOPWORDS or lowered in CALENDAR_WORDS or _is_interjection(word):
+    if len(word) < 2 or lowered in STOPWORDS or _is_date_or_kin(word) or _is_interjection(word):
         return False
     if _CONTRACTION.search(word):
         return False
@@ -298,7 +393,7 @@ def _is_name_word(word: str, opens_sentence: bool, known: KnownName) -> bool:
         return False
     if not opens_sentence or word.isupper() or any(c.isupper() for c in word[1:]):
         return True
-    return _is_first_name(lowered) or _is_place(lowered)
+    return _is_first_name(lowered) or _is_place(lowered) or word in _organisations()
 
 
 def _is_first_name(lowered: str, specificity: float = ENGLISH_WORD_SPECIFICITY) -> bool:
@@ -316,11 +411,18 @@ def _is_place(lowered: str) -> bool:
     return lowered in _word_list("en_places.txt")
 
 
+@lru_cache(maxsize=1)
+def _organisations() -> frozenset[str]:
+    """The organisations of `data/en_organisations.txt`, as written ("Starbucks", "Trader Joe's")."""
+    lines = (Path(__file__).parent / "data" / "en_organisations.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
 def _first_names() -> frozenset[str]:
     return _word_list("en_first_names.txt")
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def _word_list(name: str) -> frozenset[str]:
     lines = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines()
     return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))

@@ -34,7 +34,17 @@ def test_a_county_is_listed_by_a_name_that_reads_as_a_place_not_by_a_common_word
     assert not _county_name("和平") and not _county_name("公安") and not _county_name("三台")
 
 
-@pytest.mark.parametrize("name", ["zh_places.txt", "zh_names.txt", "en_first_names.txt", "en_places.txt"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "zh_places.txt",
+        "zh_names.txt",
+        "en_first_names.txt",
+        "en_last_names.txt",
+        "en_places.txt",
+        "en_organisations.txt",
+    ],
+)
 def test_the_shipped_lists_hold_names_only(name):
     entries = [line for line in (DATA / name).read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
     assert len(entries) > 400 and len(entries) == len(set(entries))

@@ -67,8 +67,8 @@ bench-followups: install
 
 # Entity extraction (the ENTITY nodes' names) against labelled turns: precision, recall and F1 per
 # language, beside the extractor used before. The dev file by default, its errors listed (also
-# entities_dev2 to entities_dev4); the test files (ENTITIES=evals/data/entities_test.jsonl,
-# entities_test2.jsonl, entities_test3.jsonl) are for a final, figures-only run.
+# entities_dev2 to entities_dev5); the test files (ENTITIES=evals/data/entities_test.jsonl,
+# entities_test2.jsonl to entities_test4.jsonl) are for a final, figures-only run.
 bench-entities: install
 	$(PY) -m evals entities --data $(ENTITIES) --out results/entities $(if $(findstring _dev,$(ENTITIES)),--errors,)
 

@@ -15,16 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pcm.world.names_en import CALENDAR_WORDS
+from pcm.world.names_en_words import CALENDAR_WORDS
 
 #: `pcm.life_states`' test of whether the clause holding `text[start]` is about the speaker now
 AboutSpeaker = Callable[[str, int, bool], bool]
 
 #: capitalised words that name no place or organisation: dates, a sentence's first word, holidays,
 #: company suffixes
-_NOT_NAMES = CALENDAR_WORDS | frozenset(
-    "the a an my our this that i christmas easter thanksgiving inc llc ltd co corp of and st".split()
-)
+_NOT_NAMES = CALENDAR_WORDS | frozenset("the a an my our this that i inc llc ltd co corp of and st".split())
 _NAME = r"((?-i:[A-Z][\w&'.-]*)(?:(?:,\s*|\s+)(?-i:[A-Z][\w&'.-]*))*)"
 _SUBJECT = r"(?:i|i'm|i am|i've|i have|we|we're|we are|we've)"
 

@@ -9,13 +9,16 @@ English marks names with capitals, but a sentence's first word is capitalised wh
   common English word ("Emma", "Jake": `data/en_first_names.txt`) or a place ("Paris", "Edinburgh":
   `data/en_places.txt`): "Yeah", "Sometimes", "Got" open sentences, and so does "Max", which counts
   there only once met;
-- in text typed without capitals ("booked flights to tokyo"), known names, places and first names that
-  keep their spelling across languages count in lower case;
-- interjections and greetings ("Thanks", "Ttyl"), weekdays and months, words shouted in capitals
-  ("JUST DOING IT") and demonyms ("European", "Chinese") are never names; an opening interjection,
-  article or connective ("Hey Sam", "The Wolves", "During Thanksgiving") is not part of one.
+- a listed organisation (`data/en_organisations.txt`) counts where it opens a sentence ("Netflix");
+- in text typed without capitals ("booked flights to tokyo"), known names, places, listed organisations
+  and first names that keep their spelling across languages count in lower case;
+- interjections and greetings ("Thanks", "Ttyl"), weekdays, months and holidays, kinship words
+  ("Grandma"), words shouted in capitals ("JUST DOING IT") and demonyms ("European", "Chinese") are never
+  names; an opening interjection, article or connective ("Hey Sam", "The Wolves", "During Thanksgiving") is
+  not part of one.
 Demonyms and connectives are English words far more frequent in English than in other languages'
-text, as names are not (`pcm.formulas.english_specificity`, `wordfreq`).
+text, as names are not (`pcm.formulas.english_specificity`, `wordfreq`). The word classes and lists are in
+`pcm.world.names_en_words`.
 """
 
 from __future__ import annotations
@@ -23,10 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
-from pcm.formulas import english_specificity
+from pcm.world import names_en_words as vocab
 from pcm.world.text import STOPWORDS
 
 #: a Latin word: letters and digits, with inner apostrophes, hyphens, dots, colons, "+" or "#"
@@ -46,41 +47,6 @@ _INITIAL = re.compile(r"^(?:[A-Z](?:\.[A-Z])*|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof)$")
 _NAME_JOINERS = frozenset({"of", "the"})
 #: lower-case words a quoted title may hold ("The Name of the Wind", "... and the Philosopher's Stone")
 _TITLE_JOINERS = frozenset("a an and at by for from in into of on or the to vs with".split())
-#: interjections, greetings and thanks: a closed class of words that open chat turns, never names
-INTERJECTIONS = frozenset(
-    "hey hi hello hiya yo howdy bye goodbye cya thanks thank thx ty congrats congratulations cheers "
-    "welcome wow whoa woah oh ooh ah aah aw aww ugh ouch oops yay yeah yea yes yep yup nope nah ok okay "
-    "hmm hm mm mmm haha hah ha hehe lol lmao rofl omg btw fyi ttyl brb idk imo tbh sure please sorry "
-    "alright anyway indeed morning evening night dear phew oof dang damn darn gosh geez jeez woo woohoo "
-    "yikes bravo hooray hurray yum yummy kudos gotcha bingo uh um er wait looky".split()
-)
-#: abbreviations of common things, written in capitals but never names ("HR", "PPT", "KPI")
-ABBREVIATIONS = frozenset(
-    "HR PPT KPI OKR CEO CFO CTO COO VP PM HRBP APP VIP OK PK AI IT GDP DIY PDF USB SUV MBA PS ID IP UP CP DDL ICU ATM "
-    "QR PR FAQ ASAP FYI DM PC TV BBQ".split()
-)
-#: prepositions, conjunctions and sentence adverbs (of time too) that open a sentence before a name
-#: ("During Thanksgiving", "Besides Italy", "Sometimes Pixie"); the STOPWORDS hold the commonest
-CONNECTIVES = frozenset(
-    "besides during since until till unless although though because while whereas despite unlike like "
-    "except without within across along among around behind beside between beyond near toward towards "
-    "upon via plus maybe perhaps still yet even already instead otherwise meanwhile speaking sometimes "
-    "often always never once soon later today tonight yesterday tomorrow".split()
-)
-#: weekdays, months (and their abbreviations) and holidays: dates, not entities (also in the plural: "Sundays")
-CALENDAR_WORDS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec "
-    "christmas xmas thanksgiving halloween easter hanukkah diwali ramadan".split()
-)
-#: what family call each other ("Dinner at Grandma's", "Aunt Sarah"): a kinship word is no name nor part of one
-KINSHIP_WORDS = frozenset(
-    "mom mum mommy mummy dad daddy grandma grandpa granny grandad nana papa mama auntie aunt uncle".split()
-)
-#: above this specificity a word is English's own, not a name ("European" 1.4, "Definitely" 2.9,
-#: "Learning" 1.9; names: "Paris" 0.3, "Brian" 0.3, "Christian" 0.8)
-ENGLISH_WORD_SPECIFICITY = 1.0
 #: endings of demonyms ("European", "Mexican", "Chinese", "Spanish") and of words derived in English
 #: (gerunds, adverbs, past participles: "Adding NYC", "Definitely Star Wars")
 DEMONYM_ENDINGS = ("ean", "ian", "can", "ese", "ish")
@@ -90,20 +56,6 @@ MAX_NAME_WORDS = 6
 MAX_NAME_CHARS = 80
 #: a shouted word of five letters or more is a common English word (Zipf ≥ this), not an acronym
 SHOUTED_WORD_ZIPF = 4.0
-#: a first name opening a sentence counts when rarer than this in English ("Emma" 4.2; "Tom" 4.8 does not)
-FIRST_NAME_ZIPF = 4.5
-#: below this Zipf frequency a word is missing from the other languages' small word lists whatever it is, so
-#: its specificity says nothing: a first name this rare counts ("Kayla" 3.1)
-RARE_WORD_ZIPF = 3.5
-#: in text typed without capitals a first name must keep its spelling across languages more strictly ("emma"
-#: 0.1, "maria" −0.4; "buddy", "chase", "drew" 0.9–1.0 are English words there)
-LOWER_CASE_NAME_SPECIFICITY = 0.5
-#: articles and possessives: a listed organisation's one word after them is a common noun ("a visa")
-DETERMINERS = frozenset("a an the my your his her our their its some any this that".split())
-#: listed brands that are English words too, in lower case ("apple", "visa", "zoom in")
-ORDINARY_BRAND_WORDS = frozenset(
-    "apple affirm canon delta discord visa zoom meta sprite pandora hinge vox ford bing tlc tnt sap dell citi".split()
-)
 #: a surname joins the first name before it in lower case when rarer than this ("swift" 3.9; not "long",
 #: "white", "park")
 SURNAME_ZIPF = 4.5
@@ -163,10 +115,8 @@ def _lower_case_names(text: str, words: list[_Word], known: KnownName) -> Iterat
             or _lower_case_person(text, words, bare, index, known)
         )
         if end:
-            yield (
-                words[index].start,
-                text[words[index].start : words[end - 1].end - len(words[end - 1].text) + len(bare[end - 1])],
-            )
+            last = words[end - 1]
+            yield words[index].start, text[words[index].start : last.start + len(bare[end - 1])]
             index = end
         else:
             index += 1
@@ -181,8 +131,8 @@ def _lower_case_place(text: str, words: list[_Word], bare: list[str], index: int
         if not _single_spaced(text, words, index, length):
             continue
         name = " ".join(run)
-        if (length > 1 and name in _word_list("en_places.txt")) or (
-            length == 1 and len(name) > 2 and name not in STOPWORDS and _is_place(name)
+        if (length > 1 and name in vocab.word_list("en_places.txt")) or (
+            length == 1 and len(name) > 2 and name not in STOPWORDS and vocab.is_place(name)
         ):
             return index + length
     return 0
@@ -190,10 +140,9 @@ def _lower_case_place(text: str, words: list[_Word], bare: list[str], index: int
 
 def _lower_case_organisation(text: str, words: list[_Word], index: int) -> int:
     """Where a listed organisation written in lower case from word `index` ends (exclusive), 0 if none:
-    one word only when it is no common English word (`_is_first_name`'s test, not ORDINARY_BRAND_WORDS) nor
-    after an article or a possessive ("at starbucks", "fly ryanair"; not "need visa", "an apple"), and no
-    name that opens with "the" ("the sun")."""
-    listed = {name.lower() for name in _organisations() if not name.lower().startswith("the ")}
+    one word only when it is no common English word (`_is_first_name`'s test, not vocab.ORDINARY_BRAND_WORDS) nor
+    after an article or a possessive ("at starbucks", "fly ryanair"; not "need visa", "an apple")."""
+    listed = vocab.lower_case_organisations()
     for length in (4, 3, 2, 1):
         run = words[index : index + length]
         if len(run) < length or any(c.isupper() for w in run for c in w.text):
@@ -210,9 +159,9 @@ def _lower_case_organisation(text: str, words: list[_Word], index: int) -> int:
         if length > 1:
             return end
         before = words[index - 1].text.lower() if index else ""
-        if len(name) < 3 or name in ORDINARY_BRAND_WORDS or before in DETERMINERS:
+        if len(name) < 3 or name in vocab.ORDINARY_BRAND_WORDS or before in vocab.DETERMINERS:
             continue
-        if _zipf(name) < RARE_WORD_ZIPF or _specificity(name) <= LOWER_CASE_NAME_SPECIFICITY:
+        if vocab.zipf(name) < vocab.RARE_WORD_ZIPF or vocab.specificity(name) <= vocab.LOWER_CASE_NAME_SPECIFICITY:
             return end
     return 0
 
@@ -231,15 +180,19 @@ def _lower_case_person(text: str, words: list[_Word], bare: list[str], index: in
         following = bare[end]
         if not (following.isalpha() and following.islower() and following not in STOPWORDS):
             break
-        if following in _first_names():  # "logan roy"; not "buddy drew", where "drew" is an English word
-            if not _is_first_name(following, LOWER_CASE_NAME_SPECIFICITY):
+        if following in vocab.first_names():  # "logan roy"; not "buddy drew", where "drew" is an English word
+            if not vocab.is_first_name(following, vocab.LOWER_CASE_NAME_SPECIFICITY):
                 break
-        elif following not in _word_list("en_last_names.txt") or _zipf(following) >= SURNAME_ZIPF:
+        elif following not in vocab.word_list("en_last_names.txt") or vocab.zipf(following) >= SURNAME_ZIPF:
             break
         end += 1
-    if end > index + 1 and first in _first_names() and _specificity(first) <= LOWER_CASE_NAME_SPECIFICITY:
+    if (
+        end > index + 1
+        and first in vocab.first_names()
+        and vocab.specificity(first) <= vocab.LOWER_CASE_NAME_SPECIFICITY
+    ):
         return end  # a first name as common as "taylor" with a surname after it; not "love bowling"
-    return end if known(first) or _is_first_name(first, LOWER_CASE_NAME_SPECIFICITY) else 0
+    return end if known(first) or vocab.is_first_name(first, vocab.LOWER_CASE_NAME_SPECIFICITY) else 0
 
 
 def _single_spaced(text: str, words: list[_Word], index: int, length: int) -> bool:
@@ -321,7 +274,7 @@ def _name(text: str, run: list[_Word], known: KnownName, cased: bool) -> tuple[i
         words.pop()
     if not words or _is_shouted(words) or not any(c.isalpha() for w in words for c in w.text):
         return None
-    if len(words) == 1 and words[0].text.upper() in ABBREVIATIONS:
+    if len(words) == 1 and words[0].text.upper() in vocab.ABBREVIATIONS:
         return None
     name = _POSSESSIVE.sub("", text[words[0].start : words[-1].end])
     if len(name) > MAX_NAME_CHARS:
@@ -339,14 +292,18 @@ def _opens_before_name(words: list[_Word], known: KnownName) -> bool:
     connective, an English-derived word ("Adding", "Definitely"), or any word before a known name."""
     first = words[0].text
     lowered = first.lower()
-    if lowered in STOPWORDS or lowered in CONNECTIVES:
+    if lowered in STOPWORDS or lowered in vocab.CONNECTIVES:
         return True
-    if lowered.endswith(DERIVED_ENDINGS) and first.isalpha() and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+    if (
+        lowered.endswith(DERIVED_ENDINGS)
+        and first.isalpha()
+        and vocab.specificity(lowered) > vocab.ENGLISH_WORD_SPECIFICITY
+    ):
         return True
-    if len(words) > 2 and words[1].text == "the" and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+    if len(words) > 2 and words[1].text == "the" and vocab.specificity(lowered) > vocab.ENGLISH_WORD_SPECIFICITY:
         return True  # "Took the Toyota Corolla": an English word before "the" opens the sentence
-    if len(words) > 2 and lowered not in _first_names() and words[1].text.lower() in _first_names():
-        if _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+    if len(words) > 2 and lowered not in vocab.first_names() and words[1].text.lower() in vocab.first_names():
+        if vocab.specificity(lowered) > vocab.ENGLISH_WORD_SPECIFICITY:
             return True  # "Heard Ed Sheeran": an English word before a person's full name opens the sentence
     rest = _POSSESSIVE.sub("", " ".join(w.text for w in words[1:]))
     return not known(first) and known(rest)
@@ -356,15 +313,15 @@ def _is_date_or_kin(word: str) -> bool:
     """A weekday, month or holiday, in the singular or plural ("Sundays"), or a kinship word ("Grandma's")."""
     lowered = _POSSESSIVE.sub("", word.lower())
     singular = lowered[:-1] if lowered.endswith("s") else lowered
-    return lowered in CALENDAR_WORDS or singular in CALENDAR_WORDS or lowered in KINSHIP_WORDS
+    return lowered in vocab.CALENDAR_WORDS or singular in vocab.CALENDAR_WORDS or lowered in vocab.KINSHIP_WORDS
 
 
 def _is_interjection(word: str) -> bool:
     lowered = word.lower()
     return bool(
-        lowered in INTERJECTIONS
-        or re.sub(r"(.)\1+", r"\1\1", lowered) in INTERJECTIONS  # "Awww", "Yesss"
-        or re.sub(r"(.)\1+", r"\1", lowered) in INTERJECTIONS  # "Heyy", "Sooo"
+        lowered in vocab.INTERJECTIONS
+        or re.sub(r"(.)\1+", r"\1\1", lowered) in vocab.INTERJECTIONS  # "Awww", "Yesss"
+        or re.sub(r"(.)\1+", r"\1", lowered) in vocab.INTERJECTIONS  # "Heyy", "Sooo"
         or _LAUGHTER.match(lowered)
     )
 
@@ -373,7 +330,7 @@ def _is_shouted(words: list[_Word]) -> bool:
     """Words in capitals for emphasis ("JUST DOING IT", "SO", "INTENSE"), not an acronym ("NYC")."""
     if not all(w.text.isalpha() and w.text.isupper() for w in words):
         return False
-    common = [w.text.lower() in STOPWORDS or _zipf(w.text.lower()) >= SHOUTED_WORD_ZIPF for w in words]
+    common = [w.text.lower() in STOPWORDS or vocab.zipf(w.text.lower()) >= SHOUTED_WORD_ZIPF for w in words]
     if len(words) > 1:
         return all(common)
     return words[0].text.lower() in STOPWORDS or (len(words[0].text) >= 5 and common[0])
@@ -389,62 +346,8 @@ def _is_name_word(word: str, opens_sentence: bool, known: KnownName) -> bool:
         return False
     if known(word):
         return True
-    if lowered.endswith(DEMONYM_ENDINGS) and _specificity(lowered) > ENGLISH_WORD_SPECIFICITY:
+    if lowered.endswith(DEMONYM_ENDINGS) and vocab.specificity(lowered) > vocab.ENGLISH_WORD_SPECIFICITY:
         return False
     if not opens_sentence or word.isupper() or any(c.isupper() for c in word[1:]):
         return True
-    return _is_first_name(lowered) or _is_place(lowered) or word in _organisations()
-
-
-def _is_first_name(lowered: str, specificity: float = ENGLISH_WORD_SPECIFICITY) -> bool:
-    """A first name (`data/en_first_names.txt`) that is no common English word: "Emma", "Jake", "Kayla";
-    not "Will", "Hope" (English's own words) nor "Mark", "Art", "Baby" (as common as names get)."""
-    if lowered not in _first_names():
-        return False
-    zipf = _zipf(lowered)
-    return zipf < RARE_WORD_ZIPF or (zipf < FIRST_NAME_ZIPF and _specificity(lowered) <= specificity)
-
-
-def _is_place(lowered: str) -> bool:
-    """A place (`data/en_places.txt`: countries, US states, cities of 100,000 people; its builder leaves out
-    those spelt as common English words, "Mobile", "Reading"): "Paris", "Edinburgh", "Tokyo"."""
-    return lowered in _word_list("en_places.txt")
-
-
-@lru_cache(maxsize=1)
-def _organisations() -> frozenset[str]:
-    """The organisations of `data/en_organisations.txt`, as written ("Starbucks", "Trader Joe's")."""
-    lines = (Path(__file__).parent / "data" / "en_organisations.txt").read_text(encoding="utf-8").splitlines()
-    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
-
-
-def _first_names() -> frozenset[str]:
-    return _word_list("en_first_names.txt")
-
-
-@lru_cache(maxsize=4)
-def _word_list(name: str) -> frozenset[str]:
-    lines = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines()
-    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
-
-
-def _specificity(lowered: str) -> float:
-    return english_specificity(_zipf(lowered), _other_zipfs(lowered))
-
-
-@lru_cache(maxsize=16384)
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
-
-
-#: languages whose text spells names as English does; their small word lists (`wordfreq`) suffice
-OTHER_LANGUAGES = ("de", "fr", "es", "it", "nl", "pt")
-
-
-@lru_cache(maxsize=16384)
-def _other_zipfs(word: str) -> tuple[float, ...]:
-    from wordfreq import zipf_frequency
-
-    return tuple(zipf_frequency(word, language, wordlist="small") for language in OTHER_LANGUAGES)
+    return vocab.is_first_name(lowered) or vocab.is_place(lowered) or word in vocab.organisations()

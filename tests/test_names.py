@@ -95,6 +95,8 @@ def test_each_name_once_in_order_of_appearance_and_at_most_the_limit():
         ("kayla and emma said my buddy drew a map of the area", ["kayla", "emma"]),
         ("listening to taylor swift's new album, logan roy is terrifying", ["taylor swift", "logan roy"]),
         # listed organisations: opening a sentence, and in lower case unless an English word or after an article
+        # a listed title in lower case right after watching or reading, not a watched thing that is none
+        ("just finished breaking bad, now watching the kids", ["breaking bad"]),
         ("Netflix raised prices again. Heard Ed Sheeran is touring.", ["Netflix", "Ed Sheeran"]),
         (
             "meeting jess at starbucks, then trader joe's. do i need a visa? i ate an apple",

@@ -40,6 +40,11 @@ _QUOTED = re.compile(
 )
 _POSSESSIVE = re.compile(r"['’]s$")
 _CONTRACTION = re.compile(r"(?:n['’]t|['’](?:re|ll|ve|d|m)|^let['’]s)$", re.IGNORECASE)
+#: watching, reading, playing or listening, right before a title typed in lower case ("just finished breaking bad")
+_WATCHING = re.compile(
+    r"\b(?:(?:re)?watch(?:ing|ed)?|binge[ds]?|binging|bingeing|finish(?:ed|ing)?|start(?:ed|ing)?|read(?:ing)?|"
+    r"play(?:ing|ed)?|listening to|obsessed with)\s+$"
+)
 _LAUGHTER = re.compile(r"^(?:a?h+a+)+h*$|^(?:he)+h?$|^(?:lo)+l$", re.IGNORECASE)
 #: an initial ("J", "J.K") or an abbreviated title ("Dr", "St"): its full stop ends no sentence
 _INITIAL = re.compile(r"^(?:[A-Z](?:\.[A-Z])*|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof)$")
@@ -112,6 +117,7 @@ def _lower_case_names(text: str, words: list[_Word], known: KnownName) -> Iterat
         end = (
             _lower_case_place(text, words, bare, index)
             or _lower_case_organisation(text, words, index)
+            or _lower_case_title(text, words, index)
             or _lower_case_person(text, words, bare, index, known)
         )
         if end:
@@ -163,6 +169,21 @@ def _lower_case_organisation(text: str, words: list[_Word], index: int) -> int:
             continue
         if vocab.zipf(name) < vocab.RARE_WORD_ZIPF or vocab.specificity(name) <= vocab.LOWER_CASE_NAME_SPECIFICITY:
             return end
+    return 0
+
+
+def _lower_case_title(text: str, words: list[_Word], index: int) -> int:
+    """Where a listed title written in lower case from word `index` ends (exclusive), 0 if none: only right
+    after watching, reading, playing or listening ("finished breaking bad", "binge stranger things")."""
+    if not _WATCHING.search(text, max(0, words[index].start - 30), words[index].start):
+        return 0
+    for length in range(MAX_NAME_WORDS, 0, -1):
+        run = words[index : index + length]
+        if len(run) < length or any(c.isupper() for w in run for c in w.text):
+            continue
+        written = text[run[0].start : run[-1].end]
+        if _single_spaced(text, words, index, length) and _POSSESSIVE.sub("", written) in vocab.lower_case_titles():
+            return index + length
     return 0
 
 

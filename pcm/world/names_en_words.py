@@ -87,12 +87,18 @@ def lower_case_organisations() -> frozenset[str]:
     return frozenset(name.lower() for name in organisations() if not name.lower().startswith("the "))
 
 
+@lru_cache(maxsize=1)
+def lower_case_titles() -> frozenset[str]:
+    """The titles of `data/en_titles.txt` in lower case ("breaking bad", "the last of us")."""
+    return frozenset(title.lower() for title in word_list("en_titles.txt"))
+
+
 def first_names() -> frozenset[str]:
     """The first names of `data/en_first_names.txt`, lower-cased."""
     return word_list("en_first_names.txt")
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def word_list(name: str) -> frozenset[str]:
     """The entries of `data/<name>`, one per line, comments aside."""
     lines = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines()

@@ -8,7 +8,7 @@ English marks names with capitals, but a sentence's first word is capitalised wh
   memory), written with capitals no sentence explains ("NYC", "LeBron"), a first name that is no
   common English word ("Emma", "Jake": `data/en_first_names.txt`) or a place ("Paris", "Edinburgh":
   `data/en_places.txt`): "Yeah", "Sometimes", "Got" open sentences, and so does "Max", which counts
-  there only once met;
+  there only once met or when it owns something ("Max's vet appointment");
 - a listed organisation (`data/en_organisations.txt`) counts where it opens a sentence ("Netflix");
 - in text typed without capitals ("booked flights to tokyo"), known names, places, listed organisations
   and first names that keep their spelling across languages count in lower case;
@@ -301,10 +301,15 @@ def _name(text: str, run: list[_Word], known: KnownName, cased: bool) -> tuple[i
     if len(name) > MAX_NAME_CHARS:
         return None
     lettered = [w for w in words if not w.text.isdigit()]
-    if len(lettered) == 1 and not _is_name_word(
-        _POSSESSIVE.sub("", lettered[0].text), lettered[0].opens_sentence and cased, known
-    ):
-        return None  # one word, numbers aside ("Note 3" opening a sentence is no name; "Witcher 3" is)
+    if len(lettered) == 1:  # one word, numbers aside ("Note 3" opening a sentence is no name; "Witcher 3" is)
+        word = lettered[0]
+        bare = _POSSESSIVE.sub("", word.text)
+        # "Max's vet appointment": a first name that owns something, though as common a word as "Max"; not
+        # "Art's awesome", where 's is "is" after a word far commoner still
+        owned = bare != word.text and bare.lower() in vocab.first_names()
+        owned = owned and vocab.zipf(bare.lower()) < vocab.POSSESSIVE_NAME_ZIPF
+        if not owned and not _is_name_word(bare, word.opens_sentence and cased, known):
+            return None
     return words[0].start, name
 
 

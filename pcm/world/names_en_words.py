@@ -47,6 +47,9 @@ KINSHIP_WORDS = frozenset(
 ENGLISH_WORD_SPECIFICITY = 1.0
 #: a first name opening a sentence counts when rarer than this in English ("Emma" 4.2; "Tom" 4.8 does not)
 FIRST_NAME_ZIPF = 4.5
+#: a first name with a possessive opening a sentence counts when rarer than this ("Max's" 4.7; not "Art's"
+#: 5.3, "Hope's", where the 's may be "is")
+POSSESSIVE_NAME_ZIPF = 5.0
 #: below this Zipf frequency a word is missing from the other languages' small word lists whatever it is, so
 #: its specificity says nothing: a first name this rare counts ("Kayla" 3.1)
 RARE_WORD_ZIPF = 3.5

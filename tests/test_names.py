@@ -100,6 +100,8 @@ def test_each_name_once_in_order_of_appearance_and_at_most_the_limit():
         # a listed title in lower case right after watching or reading, not a watched thing that is none
         ("just finished breaking bad, now watching the kids", ["breaking bad"]),
         ("Netflix raised prices again. Heard Ed Sheeran is touring.", ["Netflix", "Ed Sheeran"]),
+        # a listed title keeps its "The" where it opens a sentence; an article before another name does not
+        ("The Last of Us Part II is on sale. The Wolves won again.", ["The Last of Us Part II", "Wolves"]),
         (
             "meeting jess at starbucks, then trader joe's. do i need a visa? i ate an apple",
             ["jess", "starbucks", "trader joe"],
@@ -116,6 +118,7 @@ def test_places_and_first_names_opening_a_sentence_or_typed_in_lower_case(text, 
         # a pet or a child opening a clause before its time or adverb, a pet after someone's home and its animal
         ("馒头最近掉毛好严重，要不要换个猫粮啊", ["馒头"]),
         ("朵朵今天在幼儿园被老师表扬了", ["朵朵"]),
+        ("小美说她在海底捞过生日", ["小美", "海底捞"]),  # 小 + a given name's character, cut apart by jieba
         ("我家橘猫馒头今天把绿萝啃秃了", ["馒头"]),
         ("老王说他家旺财昨天把沙发咬了个洞", ["老王", "旺财"]),
         # household words and adverbs are no pets (空调, 又胖), a pet cue alone names nothing (疫苗)

@@ -5,6 +5,7 @@ languages that spell names as English does)."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -94,6 +95,13 @@ def lower_case_organisations() -> frozenset[str]:
 def lower_case_titles() -> frozenset[str]:
     """The titles of `data/en_titles.txt` in lower case ("breaking bad", "the last of us")."""
     return frozenset(title.lower() for title in word_list("en_titles.txt"))
+
+
+def is_listed_title(name: str) -> bool:
+    """Whether a name, a possessive aside, is a listed title or organisation as written, its "The" included
+    ("The Last of Us", "The North Face")."""
+    bare = re.sub(r"['’]s$", "", name)
+    return bare.lower() in lower_case_titles() or bare in organisations()
 
 
 def first_names() -> frozenset[str]:

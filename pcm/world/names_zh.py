@@ -183,7 +183,8 @@ def _bare_titles(text: str, tagged: list[_Word]) -> list[_Span]:
 
 def _clause_subjects(text: str, tagged: list[_Word], clause_starts: set[int]) -> list[_Span]:
     """Names that open a clause before its time or adverb (朵朵今天…, 馒头最近…): a doubled word that is no
-    common one, or in a text about an animal a noun or adjective no more common than PET_SUBJECT_ZIPF."""
+    common one, or in a text about an animal a noun or adjective no more common than PET_SUBJECT_ZIPF; and
+    小 or 阿 with a given name's character that jieba cut apart, before an adverb, 说, 和 or 跟 (小美说…)."""
     found = []
     about_an_animal = bool(words.ANIMAL_CUES.search(text))
     for word in tagged:
@@ -199,6 +200,16 @@ def _clause_subjects(text: str, tagged: list[_Word], clause_starts: set[int]) ->
             named = named and _zipf(name) < PET_SUBJECT_ZIPF
         if named:
             found.append(_Span(word.start, word.end, 3))
+    for first, second in zip(tagged, tagged[1:]):  # 小美说…, 小美和阿杰…: jieba cuts 小 + 美
+        nickname = text[first.start : second.end]
+        if (
+            first.start in clause_starts
+            and len(nickname) == 2
+            and nickname[0] in "小阿"
+            and nickname[1] in words.GIVEN_NAMES
+        ):
+            if words.SUBJECT_FOLLOWERS.match(text, second.end) or text[second.end : second.end + 1] in "说和跟":
+                found.append(_Span(first.start, second.end, 3))
     return found
 
 

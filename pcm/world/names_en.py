@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pcm.world import names_en_words as vocab
-from pcm.world.text import STOPWORDS
+from pcm.world.text import STOPWORDS, word_list
 
 #: a Latin word: letters and digits, with inner apostrophes, hyphens, dots, colons, "+" or "#"
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9+#'’.:-]*[A-Za-z0-9+#])?")
@@ -137,7 +137,7 @@ def _lower_case_place(text: str, words: list[_Word], bare: list[str], index: int
         if not _single_spaced(text, words, index, length):
             continue
         name = " ".join(run)
-        if (length > 1 and name in vocab.word_list("en_places.txt")) or (
+        if (length > 1 and name in word_list("en_places.txt")) or (
             length == 1 and len(name) > 2 and name not in STOPWORDS and vocab.is_place(name)
         ):
             return index + length
@@ -204,7 +204,7 @@ def _lower_case_person(text: str, words: list[_Word], bare: list[str], index: in
         if following in vocab.first_names():  # "logan roy"; not "buddy drew", where "drew" is an English word
             if not vocab.is_first_name(following, vocab.LOWER_CASE_NAME_SPECIFICITY):
                 break
-        elif following not in vocab.word_list("en_last_names.txt") or vocab.zipf(following) >= SURNAME_ZIPF:
+        elif following not in word_list("en_last_names.txt") or vocab.zipf(following) >= SURNAME_ZIPF:
             break
         end += 1
     if (

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from pcm.formulas import english_specificity
+from pcm.world.text import word_list
 
 #: interjections, greetings and thanks: a closed class of words that open chat turns, never names
 INTERJECTIONS = frozenset(
@@ -107,13 +107,6 @@ def is_listed_title(name: str) -> bool:
 def first_names() -> frozenset[str]:
     """The first names of `data/en_first_names.txt`, lower-cased."""
     return word_list("en_first_names.txt")
-
-
-@lru_cache(maxsize=8)
-def word_list(name: str) -> frozenset[str]:
-    """The entries of `data/<name>`, one per line, comments aside."""
-    lines = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines()
-    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 def specificity(lowered: str) -> float:

@@ -26,15 +26,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 import jieba
 
 from pcm.world import names_zh_words as words
-from pcm.world.text import ZH_STOPWORDS, has_cjk, tagged_pieces
+from pcm.world.text import ZH_STOPWORDS, has_cjk, tagged_pieces, word_list
 
-_DATA = Path(__file__).parent / "data"
 _TITLE = re.compile(r"《([^《》\n]{1,30})》")
 #: "named X" / "called X": the two or three characters after, up to punctuation or a particle
 _NAMED = re.compile(
@@ -150,7 +147,7 @@ def _pets_at_home(text: str, tagged: list[_Word]) -> list[_Span]:
         if not (match.group(1) or words.ANIMAL_CUES.search(text)):
             continue
         goes_on = match.group(1) or words.SUBJECT_FOLLOWERS.match(text, match.end(2))
-        if _zipf(name) < (PET_SUBJECT_ZIPF if goes_on else PET_ZIPF):
+        if words.zipf(name) < (PET_SUBJECT_ZIPF if goes_on else PET_ZIPF):
             found.append(_Span(match.start(2), match.end(2), 2))
     return found
 
@@ -194,10 +191,10 @@ def _clause_subjects(text: str, tagged: list[_Word], clause_starts: set[int]) ->
         if name in words.KINSHIP or name in ZH_STOPWORDS or _never_a_name(name):
             continue
         if _is_doubled(name):
-            named = _zipf(name) < DOUBLED_NAME_ZIPF
+            named = words.zipf(name) < DOUBLED_NAME_ZIPF
         else:
             named = about_an_animal and word.flag in _PET_NAME_TAGS and not words.ANIMAL_CUES.search(name)
-            named = named and _zipf(name) < PET_SUBJECT_ZIPF
+            named = named and words.zipf(name) < PET_SUBJECT_ZIPF
         if named:
             found.append(_Span(word.start, word.end, 3))
     for first, second in zip(tagged, tagged[1:]):  # 小美说…, 小美和阿杰…: jieba cuts 小 + 美
@@ -238,7 +235,7 @@ def _patterned(text: str, tagged: list[_Word]) -> list[_Span]:
     for before, kind in zip(tagged, tagged[1:]):
         word = text[before.start : before.end]
         if text[kind.start : kind.end] in words.KINDS and before.flag in _NOUN_TAGS and 1 < len(word) < 4:
-            if has_cjk(word) and word not in ZH_STOPWORDS and _zipf(word) < COMMON_NAME_ZIPF:
+            if has_cjk(word) and word not in ZH_STOPWORDS and words.zipf(word) < COMMON_NAME_ZIPF:
                 found.append(_Span(before.start, kind.end, 2))
     return found
 
@@ -333,7 +330,7 @@ def _never_a_name(word: str) -> bool:
 def _looks_like_name(word: str, flag: str) -> bool:
     """Whether a word jieba tags as a name looks like one (see the module's docstring); its other proper
     nouns (nz) are names only when doubled (佳佳): the rest were 沙发, 英语, 洗洁精."""
-    zipf = _zipf(word)
+    zipf = words.zipf(word)
     if flag in _NICKNAME_TAGS and _is_doubled(word):
         return zipf < COMMON_ZH_ZIPF
     if flag in _NICKNAME_NAME_TAGS and word[0] in "小老大阿" and len(word) == 2:
@@ -387,23 +384,10 @@ def _is_doubled(word: str) -> bool:
     return len(word) == 2 and word[0] == word[1]
 
 
-@lru_cache(maxsize=1)
 def _lexicons() -> tuple[frozenset[str], frozenset[str]]:
     """(places, other names) of the lexicons in `data/`."""
-
-    def read(name: str) -> frozenset[str]:
-        lines = (_DATA / name).read_text(encoding="utf-8").splitlines()
-        return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
-
-    return read("zh_places.txt"), read("zh_names.txt")
+    return word_list("zh_places.txt"), word_list("zh_names.txt")
 
 
 def _is_common(word: str) -> bool:
-    return _zipf(word) >= COMMON_ZH_ZIPF
-
-
-@lru_cache(maxsize=4096)
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "zh")
+    return words.zipf(word) >= COMMON_ZH_ZIPF

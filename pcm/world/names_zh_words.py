@@ -4,6 +4,7 @@ titles, kinship and role words, pets, and the kinds of place, organisation and e
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 #: the commonest surnames
 SURNAMES = frozenset(
@@ -100,3 +101,11 @@ WORK_PART = re.compile(r"第[一二三四五六七八九十\d]+[部季集]")
 NOT_TITLE_START = frozenset("一两几这那每个部本场集些点下会眼遍次回半整好多我你他她它咱自")
 #: a sequel's number after a title (流浪地球2, 冰雪奇缘2), not a count or a date (海底捞2次, 三体3天)
 SEQUEL_NUMBER = re.compile(r"[1-9](?![\dA-Za-z.年月日号天个次点块元岁人分秒周期集部季小%])")
+
+
+@lru_cache(maxsize=4096)
+def zipf(word: str) -> float:
+    """The word's Zipf frequency in Chinese (`wordfreq`)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "zh")

@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from pathlib import Path
 
 import jieba
 import jieba.posseg
@@ -49,6 +50,13 @@ _ENTITY_TAGS = {"nr", "ns", "nt", "nz", "eng", "nrt", "nrfg"}
 #: pieces POS-tagged one at a time: runs between punctuation, at most 40 characters
 _PIECE = re.compile(r"[^\s。！？；，、：,.!?;:]{1,40}")
 POS_TIME_BUDGET = 0.2
+
+
+@lru_cache(maxsize=16)
+def word_list(name: str) -> frozenset[str]:
+    """The entries of the word list `pcm/world/data/<name>`, one per line, comments aside."""
+    lines = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 def has_cjk(text: str) -> bool:

@@ -287,8 +287,9 @@ def _name(text: str, run: list[_Word], known: KnownName, cased: bool) -> tuple[i
     words = list(run)
     while words and (_is_interjection(words[0].text) or _is_date_or_kin(words[0].text)):
         words.pop(0)
-    if len(words) > 1 and words[0].text == "The" and vocab.is_listed_title(text[words[0].start : words[-1].end]):
-        return words[0].start, _POSSESSIVE.sub("", text[words[0].start : words[-1].end])  # "The Last of Us"
+    whole = _POSSESSIVE.sub("", text[words[0].start : words[-1].end]) if words else ""
+    if len(words) > 1 and words[0].text == "The" and vocab.is_listed_title(whole):
+        return words[0].start, whole  # "The Last of Us"
     while len(words) > 1 and words[0].opens_sentence and cased and _opens_before_name(words, known):
         words.pop(0)
     while words and words[0].text in _NAME_JOINERS:

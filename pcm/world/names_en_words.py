@@ -5,7 +5,6 @@ languages that spell names as English does)."""
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from pcm.formulas import english_specificity
@@ -98,10 +97,9 @@ def lower_case_titles() -> frozenset[str]:
 
 
 def is_listed_title(name: str) -> bool:
-    """Whether a name, a possessive aside, is a listed title or organisation as written, its "The" included
-    ("The Last of Us", "The North Face")."""
-    bare = re.sub(r"['’]s$", "", name)
-    return bare.lower() in lower_case_titles() or bare in organisations()
+    """Whether a name is a listed title or organisation as written, its "The" included ("The Last of Us",
+    "The North Face")."""
+    return name.lower() in lower_case_titles() or name in organisations()
 
 
 def first_names() -> frozenset[str]:

@@ -157,11 +157,12 @@ class PCM:
         expand: bool = True,
         use_contests: bool = True,
         use_time: bool = True,
+        use_answer_type: bool = True,
         as_of: datetime | str | None = None,
     ) -> list[RetrievedMemory]:
         """Intent-masked retrieval for `query` without changing memory; unknown users have none.
         With `as_of`, the weights and links as they stood at that time (from the audit log).
-        `use_weights`, `expand`, `use_contests`, `use_time` off: the benchmarks' ablations.
+        `use_weights`, `expand`, `use_contests`, `use_time`, `use_answer_type` off: the benchmarks' ablations.
         `top_k` (default: the `top_k` setting) must be at least 1. The encoder reads a question about
         "the user" in the user's own first person (`in_first_person`)."""
         validate_input(query, self.ctx)
@@ -186,6 +187,7 @@ class PCM:
                 expand=expand,
                 use_contests=use_contests,
                 use_time=use_time,
+                use_answer_type=use_answer_type,
                 across_scripts=True,
                 multilingual=self._cross_script_encoder(),
             )

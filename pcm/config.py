@@ -70,7 +70,7 @@ MAX_TOP_K = 1000
 SHARES = tuple(
     "eta surprise_lambda hybrid_alpha dormant_floor correction_weight intent_smoothing llm_intent_confidence "
     "context_weight speaker_weight lexical_weight time_weight day_weight entity_weight nearby_weight "
-    "observation_weight request_weight".split()
+    "observation_weight request_weight answer_type_weight".split()
 )
 
 
@@ -101,8 +101,7 @@ class PCMContext:
     relation_top_k: int = 2  # the router reads verdict maxima; over 3 same-domain facts they inflate (long histories)
     life_states: bool = True  # a turn whose life state excludes a stored one is a correction (`pcm.life_states`)
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
-    # n₀ of `adapted_level_prior`: each user's own share of levels, estimated from their stored facts,
-    # shrunk to `level_prior` by n₀ pseudo-turns (0: always `level_prior`)
+    # n₀: each user's share of levels, from their stored facts, shrunk to `level_prior` by n₀ pseudo-turns (0: off)
     level_prior_turns: float = 30.0
     # EM steps of that estimate (1: the mean re-weighted posterior; more: the MAP estimate; dev LoCoMo)
     level_prior_iterations: int = 100
@@ -133,12 +132,14 @@ class PCMContext:
     # (`nearby_turn_score`: a reply, the next part of a story; dev LoCoMo; 0: off)
     nearby_weight: float = 0.25
     nearby_turns: int = 3
+    # κ_a: asked for places or titles, memories naming one rise, sim + κ_a·(1 − sim) (`pcm.world.answer_types`; dev)
+    answer_type_weight: float = 0.4
+    answer_type_candidates: int = 10
     expansion_min_weight: float = 0.3
     expansion_limit: int = 3
     dormant_floor: float = 0.05
-    # A stated fact starts at the same weight whichever branch stores it (an observation, or the
-    # fact of a correction): what the user says now is as likely true either way, and a correction
-    # acts on the memories it supersedes, not by outranking every other statement (docs/design.md).
+    # A stated fact starts at the same weight whichever branch stores it (an observation, or a correction's fact): what
+    # the user says is as likely true either way; a correction acts on what it supersedes (docs/design.md).
     observation_weight: float = 0.8
     # A question or request to the assistant (`is_request`) claims nothing about the user, yet its question form
     # makes any question-shaped query find it: stored at the weight of the surest hypothesis (dev files only).
@@ -148,8 +149,7 @@ class PCMContext:
     informativeness_exponent: float = 0.05
     embedding_model: str = ""
     embedding_runtime: str = "onnx"  # "onnx": the same model exported once to ONNX (3× faster a query); "torch"
-    # whether the embedding model compares texts across scripts (all-MiniLM-L6-v2 does not: search then
-    # ranks the other script's memories by P(d|I)·w, `pcm.world.retrieval`); true for a multilingual one
+    # the encoder compares texts across scripts (MiniLM does not: search ranks the other script's by P(d|I)·w)
     encoder_multilingual: bool = False
     # search compares a query with memories in the other script by `multilingual_model` (off: sim unknown)
     cross_script_multilingual: bool = False
@@ -170,10 +170,9 @@ class PCMContext:
     # shows the newer statement right above the fact it contests (when it found both) until the
     # fact is confirmed again (None: no contests)
     contest_threshold: float | None = 0.25
-    # A turn routed to maintenance that the relation model judges to confirm a superseded memory with
-    # P(consistent) at least this overturns the supersession: the memory gets back its weight from
-    # before the correction and search no longer puts the successor above it (`pcm.world.supersession`;
-    # None: a supersession is never overturned)
+    # A maintenance turn the relation model judges to confirm a superseded memory with P(consistent) at least
+    # this overturns the supersession: the memory gets back its weight from before the correction and search
+    # no longer puts the successor above it (`pcm.world.supersession`; None: never overturned)
     reaffirm_threshold: float | None = 0.7
 
     # ---- LLM (optional; the key comes only from the environment: `pcm.llm.build_chat_model`)
@@ -204,8 +203,7 @@ class PCMContext:
 
     # ---- serving: limits on what a caller may send
     max_input_chars: int = 20000
-    # how far a turn's timestamp may run ahead of this machine's clock (hours): a turn dated years
-    # ahead would otherwise decay every unconfirmed hypothesis of its user at once
+    # hours a turn's time may run ahead of this clock (one dated years ahead would decay every hypothesis at once)
     clock_skew_hours: float = 24.0
 
     def __post_init__(self) -> None:
@@ -237,8 +235,10 @@ class PCMContext:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and relation_top_k >= 1 are required")
         if not 1 <= self.top_k <= MAX_TOP_K or not 0 <= self.expansion_limit <= MAX_TOP_K:
             raise ValueError(f"top_k must lie in [1, {MAX_TOP_K}] and expansion_limit in [0, {MAX_TOP_K}]")
-        if min(self.context_turns, self.context_gap_minutes, self.nearby_turns) < 0 or self.time_tolerance_days <= 0:
-            raise ValueError("context_turns, context_gap_minutes, nearby_turns >= 0, time_tolerance_days > 0 required")
+        if min(self.context_turns, self.context_gap_minutes, self.nearby_turns, self.answer_type_candidates) < 0:
+            raise ValueError("context_turns, context_gap_minutes, nearby_turns and answer_type_candidates must be >= 0")
+        if self.time_tolerance_days <= 0:
+            raise ValueError("time_tolerance_days must be positive")
         if self.informativeness_saturation < 1 or not 0.0 <= self.informativeness_exponent <= 1.0:
             raise ValueError("informativeness_saturation must be at least 1, informativeness_exponent in [0, 1]")
         if not 0.0 <= self.agreement_floor < 1.0:

@@ -138,6 +138,7 @@ SEARCH_ABLATIONS = {
     "no-expansion": {"expand": False},
     "no-contests": {"use_contests": False},
     "no-time": {"use_time": False},
+    "no-answer-type": {"use_answer_type": False},
 }
 
 

@@ -29,7 +29,14 @@ def retrieve_initial(state: PCMState, config: RunnableConfig, ctx: PCMContext, s
     try:
         # no time key: what a turn revises or confirms was seldom said on the day it names, or today
         found = retrieve(
-            turn.memory, text, services.embedder.encode_one(text), ctx, intent=None, expand=False, use_time=False
+            turn.memory,
+            text,
+            services.embedder.encode_one(text),
+            ctx,
+            intent=None,
+            expand=False,
+            use_time=False,
+            use_answer_type=False,
         )
         found_ids = {m.id for m in found}
         clashing = life_state_clashes(turn.memory, text, state.get("speaker"), ctx)

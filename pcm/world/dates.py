@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from pcm.formulas import time_match
+
 _MONTHS = "january february march april may june july august september october november december".split()
 MONTH_NUMBERS = {name: number for number, name in enumerate(_MONTHS, 1)} | {
     name[:3]: number for number, name in enumerate(_MONTHS, 1) if name != "may"
@@ -172,6 +174,13 @@ def said_at(attrs: Mapping) -> datetime | None:
     source = attrs.get("source") or {}
     said = source.get("session_time") or attrs.get("created_at")
     return _as_utc(said) if said else None
+
+
+def time_evidence(asked: Iterable[tuple[datetime, datetime]], attrs: Mapping, tolerance_days: float) -> float:
+    """e^(−d/τ) (`time_match`) for the stored memory's time nearest the asked intervals; 0 for one with no
+    time."""
+    distances = [d for d in (days_outside(t, asked) for t in memory_times(attrs)) if d is not None]
+    return time_match(min(distances), tolerance_days) if distances else 0.0
 
 
 def days_outside(moment: datetime, intervals: Iterable[tuple[datetime, datetime]]) -> float | None:

@@ -11,6 +11,8 @@
 - time: a query that names a day or a month ("on 13 October, 2023", "in July") raises the memories
   from then (their session time or a day their text names, `pcm.world.dates`): sim' = sim +
   κ_t·e^(−d/τ)·(1 − sim), d the days outside that time (`pcm.formulas.time_match`).
+- the answer type: a question asking for places or titles raises the memories that name one (and
+  adds the nearest of them to the candidates), sim' = sim + κ_a·(1 − sim) (`pcm.world.answer_types`).
 P(d|I) is the spec's mask with ε grown as the mask's evidence weakens: ε' = 1 − (1 − ε)·c·ι', c the
 router's confidence in the query's intent, ι how far this memory's neighbouring facts share domains
 beyond chance (`domain_agreement`) and ι' its part above the floor ι₀ (`agreement_beyond`). With no
@@ -53,11 +55,11 @@ from pcm.formulas import (
     raise_similarity,
     retrieval_score,
     smooth_distribution,
-    time_match,
 )
 from pcm.life_states import clashes, life_states
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
-from pcm.world.dates import asked_time, days_outside, memory_times
+from pcm.world.answer_types import answers_raised, asked_types, nearest_answering
+from pcm.world.dates import asked_time, time_evidence
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.representation import index_vectors
 from pcm.world.story import answers_first, story_scores
@@ -107,14 +109,14 @@ def retrieve(
     use_time: bool = True,
     multilingual=None,
     follow_entities: bool = True,
+    use_answer_type: bool = True,
 ) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
-    which), except that a superseded memory comes right after its successor; empty memory gives
-    an empty list. `across_scripts`: also the memories the encoder cannot compare with the query
-    (module docstring), compared by the encoder `multilingual()` returns when it is given;
-    `use_time` off: the ablation without the time key; `expand` off: without expansion, neither
-    the story links (day and entity) nor the 1-hop neighbours (`follow_entities` off: without the
-    pull along shared entities only)."""
+    which), except that a superseded memory comes right after its successor; empty memory gives an
+    empty list. `across_scripts`: also the memories the encoder cannot compare with the query (module
+    docstring), compared by the encoder `multilingual()` returns when it is given. Ablations: `use_time`
+    off, without the time key; `use_answer_type` off, without the answer type; `expand` off, neither the
+    story links (day and entity) nor the 1-hop neighbours (`follow_entities` off: no entity pull)."""
     top_k = top_k or ctx.top_k
     exclude = exclude or set()
     intent = _smoothed_intent(graph, intent, ctx)
@@ -126,8 +128,11 @@ def retrieve(
     dense, lexical, uncomparable = _candidates(
         graph, query, query_vector, ctx, pool, across_scripts, asked, multilingual
     )
+    kinds = asked_types(query) if use_answer_type and ctx.answer_type_weight > 0 else frozenset()
+    dense.update(nearest_answering(graph, query_vector, kinds, dense, ctx.answer_type_candidates))
     subject = _subject(graph, query, ctx)
     scored = _scored(graph, subject, (dense, lexical, uncomparable), intent, ctx, asked, use_weights, exclude)
+    scored = answers_raised(graph, scored, kinds, ctx.answer_type_weight)
     scored = story_scores(graph, scored, ctx, same_sitting=expand, shared_entities=expand and follow_entities)
     hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
     restating = _restatements(graph, hits)
@@ -194,7 +199,8 @@ def _scored(
                 similarity, float(attrs["source"].get("speaker") == subject), ctx.speaker_weight
             )
         if asked:
-            similarity = raise_similarity(similarity, _time_evidence(asked, attrs, ctx), ctx.time_weight)
+            evidence = time_evidence(asked, attrs, ctx.time_tolerance_days)
+            similarity = raise_similarity(similarity, evidence, ctx.time_weight)
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
         weight = attrs["weight"] if use_weights else 1.0
         if node_id in uncomparable:
@@ -264,12 +270,6 @@ def _multilingual_cosines(
     encoder = multilingual()
     vectors = index_vectors(encoder.encode, [graph.node(i) for i in node_ids], ctx.context_weight)
     return dict(zip(node_ids, (vectors @ encoder.encode_one(in_first_person(query))).tolist()))
-
-
-def _time_evidence(asked: tuple[tuple[datetime, datetime], ...], attrs: Mapping, ctx: PCMContext) -> float:
-    """e^(−d/τ) for the memory's time nearest the asked intervals (0 for a memory with no time)."""
-    distances = [d for d in (days_outside(t, asked) for t in memory_times(attrs)) if d is not None]
-    return time_match(min(distances), ctx.time_tolerance_days) if distances else 0.0
 
 
 def _restatements(graph: WeightedKnowledgeGraph, hits: list[RetrievedMemory]) -> set[str]:

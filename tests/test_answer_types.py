@@ -104,6 +104,18 @@ def test_a_memory_naming_a_place_or_a_quoted_title_answers_and_its_score_rises_w
     assert answers_raised(graph, scored, frozenset({PLACE}), 0.0) == scored
 
 
+def test_a_speaker_named_like_a_place_is_no_answer(ctx):
+    graph, nodes = _memory(
+        Services(ctx),
+        [("Jordan: I had pasta with Pepper tonight", ["Jordan", "Pepper"]), ("Tim: Jordan is in Boston", ["Boston"])],
+    )
+    graph.add_node(fact("Jordan: Hi!", source=MemorySource(speaker="Jordan")), reason="t", agent="t")
+    graph.save()
+    pasta, boston = (nodes[t].id for t in nodes)
+    assert entity_types("Jordan") == {PLACE}  # a country
+    assert answering_memories(graph, [pasta, boston], frozenset({PLACE})) == {boston}
+
+
 def test_a_question_for_places_finds_the_memory_that_names_one_in_other_words(ctx):
     texts = [
         ("Tim: I visited my grandma last week and we baked bread", []),

@@ -97,14 +97,16 @@ def answers_raised(graph, scored: list, kinds: frozenset[str], strength: float) 
 
 
 def answering_memories(graph, node_ids, kinds: frozenset[str]) -> set[str]:
-    """The memories among `node_ids` of `graph` (a `WeightedKnowledgeGraph`) that name an answer of
-    one of `kinds`: an entity of that kind, or, for titles, a quoted one."""
+    """The memories among `node_ids` of `graph` (a `WeightedKnowledgeGraph` or a view of one as of a
+    moment) that name an answer of one of `kinds`: an entity of that kind, or, for titles, a quoted
+    one. A speaker's name is no answer (Jordan, Austin: a place name, but it names who talks)."""
     if not kinds:
         return set()
+    speakers = _speakers(graph)
     found = set()
     for node_id in node_ids:
         mentioned = (str(graph.attrs(entity)["content"]) for entity, _ in graph.out_edges(node_id, "mentions"))
-        if any(kinds & entity_types(name) for name in mentioned) or (
+        if any(kinds & entity_types(name) for name in mentioned if name.lower() not in speakers) or (
             TITLE in kinds and quotes_a_title(str(graph.attrs(node_id)["content"]))
         ):
             found.add(node_id)
@@ -123,11 +125,16 @@ def nearest_answering(graph, query_vector, kinds: frozenset[str], known, n: int)
 def mentioning_memories(graph, kinds: frozenset[str], limit: int = 500) -> list[str]:
     """The retrievable memories (not dormant) of `graph` (a `WeightedKnowledgeGraph` or a view of one
     as of a moment) that mention an entity of one of `kinds`, at most the `limit` newest."""
+    speakers = _speakers(graph)
     mentioning = {
         source
         for entity in graph.nodes([NodeType.ENTITY])
-        if kinds & entity_types(entity.content)
+        if kinds & entity_types(entity.content) and entity.content.lower() not in speakers
         for source, _ in graph.in_edges(entity.id, "mentions")
     }
     live = [i for i in mentioning if graph.weight(i) >= graph.dormant_floor]
     return sorted(live, key=graph.insertion_order)[-limit:]
+
+
+def _speakers(graph) -> set[str]:
+    return {name.lower() for name in graph.speakers()}

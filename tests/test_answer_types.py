@@ -46,6 +46,8 @@ def test_the_kind_of_answer_a_question_asks_for(question, kinds):
         ("London", {PLACE}),
         ("Smoky Mountains", {PLACE}),
         ("New York City", {PLACE}),
+        ("Downtown Austin", {PLACE}),
+        ("Paris Hilton", set()),  # a person whose first name is a place
         ("杭州", {PLACE}),
         ("西湖", {PLACE}),
         ("Breaking Bad", {TITLE}),

@@ -5,8 +5,8 @@ words ("…my trip to the Smoky Mountains last year", "I'm reading "Dune""). Cla
 answering calls this the answer type.
 
 A memory names a place when an entity it mentions (`mentions` edges, `pcm.world.names`) is one: a
-listed place (`data/en_places.txt`, `data/zh_places.txt`), a word of one ("New York City"), or a name
-ending in a place word ("Smoky Mountains", "西湖"). It names a title when it quotes one ("Dune",
+listed place (`data/en_places.txt`, `data/zh_places.txt`), a name ending in one ("Downtown Austin";
+not "Paris Hilton") or in a place word ("Smoky Mountains", "西湖"). It names a title when it quotes one ("Dune",
 《三体》) or mentions a listed title. Retrieval raises such a memory's similarity by
 `answer_type_weight` (`pcm.formulas.raise_similarity`) and adds the nearest of them to the
 candidates (`pcm.world.retrieval`).
@@ -66,11 +66,7 @@ def entity_types(name: str) -> frozenset[str]:
     else:
         lowered = name.lower()
         words = lowered.split()
-        if (
-            is_place(lowered)
-            or any(is_place(word) for word in words)
-            or (len(words) > 1 and words[-1] in _PLACE_WORDS_EN)
-        ):
+        if words and (is_place(lowered) or is_place(words[-1]) or (len(words) > 1 and words[-1] in _PLACE_WORDS_EN)):
             kinds.add(PLACE)
     if name.lower() in lower_case_titles():
         kinds.add(TITLE)

@@ -280,6 +280,12 @@ _REQUEST_OPENERS = re.compile(
     r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b"
 )
 _CHINESE_REQUEST_OPENERS = ("帮我", "请问", "推荐", "给我推荐", "能不能", "可以帮")
+#: a speaker correcting what they have just said ("Sorry, I meant Portland", "Actually she's eight", "我说错了")
+_SELF_CORRECTION = re.compile(
+    r"\b(?:actually|i meant|i mean,|correction|my (?:bad|mistake)|i misspoke|scratch that|oops|"
+    r"sorry,? (?:it'?s|that'?s|not)\b)"
+)
+_CHINESE_SELF_CORRECTION = ("其实", "说错", "更正", "纠正", "不对", "我是说", "口误")
 
 
 @lru_cache(maxsize=4096)
@@ -353,6 +359,12 @@ def _counts(text: str) -> tuple[int, ...]:
         + sum(1 for cue in CHINESE[family] if cue in (told if family == "change" else text))
         for family in FAMILIES
     )
+
+
+def corrects_itself(text: str) -> bool:
+    """True when `text` says it corrects something said just before ("Sorry, I meant Portland, not
+    Denver", "Actually she's eight", "我说错了"): the one way a speaker revises their own words of minutes ago."""
+    return bool(_SELF_CORRECTION.search(text.lower())) or any(cue in text for cue in _CHINESE_SELF_CORRECTION)
 
 
 def ends_asking(text: str) -> bool:

@@ -5,7 +5,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
-from pcm.cues import asks_only
+from pcm.cues import asks_only, corrects_itself
 from pcm.life_states import clashes, life_states, told_of_someone_else
 from pcm.models import NodeType, RetrievedMemory
 from pcm.perception.surprise import TurnSignals
@@ -115,7 +115,7 @@ class _AlwaysHigh(Router):
         return Decision("high", "test", {"high": 0.9})
 
 
-def _turn(text, *memory_texts, signals=None, answers_question=False):
+def _turn(text, *memory_texts, signals=None, answers_question=False, revises_this_episode=False):
     memories = [
         RetrievedMemory(
             id=f"m-{i}",
@@ -130,7 +130,16 @@ def _turn(text, *memory_texts, signals=None, answers_question=False):
         for i, content in enumerate(memory_texts)
     ]
     return TurnSignals(
-        text, memories, signals or {}, {}, [1 / 3] * 3, lambda: None, lambda found: None, [], answers_question
+        text,
+        memories,
+        signals or {},
+        {},
+        [1 / 3] * 3,
+        lambda: None,
+        lambda found: None,
+        [],
+        answers_question,
+        revises_this_episode,
     )
 
 
@@ -153,6 +162,85 @@ def test_an_answer_to_the_other_partys_question_develops_what_was_asked_about():
         "No, I moved to Denver in May.", "I live in Boston.", signals={"change_cues": 1.0}, answers_question=True
     )
     assert _AlwaysHigh().decide(moved).level == "high"
+
+
+class _SureHigh(Router):
+    def __init__(self, source):
+        self.source = source
+
+    def level(self, turn):
+        return Decision("high", self.source, {"low": 0.3, "medium": 0.1, "high": 0.6})
+
+
+def test_a_turn_that_would_revise_only_what_its_speaker_said_this_episode_does_not_correct():
+    told = "I used to compete in a few dance competitions and shows."
+    said = "Dance is pretty much my go-to for stress relief."
+    decision = _SureHigh("calibrated-cheap").decide(_turn(told, said, revises_this_episode=True))
+    assert (decision.level, decision.source) == ("low", "same-episode")  # the likelier level that decays nothing
+    assert _SureHigh("calibrated-cheap").decide(_turn(told, said)).level == "high"
+    assert _SureHigh("llm").decide(_turn(told, said, revises_this_episode=True)).level == "high"
+    # unless the speaker says they correct themselves
+    slip = _turn("Sorry, I meant Portland, not Denver.", "I live in Denver.", revises_this_episode=True)
+    assert _SureHigh("calibrated-cheap").decide(slip).level == "high"
+
+
+@pytest.mark.parametrize(
+    ("text", "corrects"),
+    [
+        ("Sorry, I meant Portland, not Denver.", True),
+        ("Actually she's eight, not seven.", True),
+        ("Oops, it's Tuesday.", True),
+        ("我说错了，是上海不是北京。", True),
+        ("I used to compete in a few dance competitions.", False),
+        ("Sorry to hear that! Dance is my go-to.", False),
+        ("Sorry I'm late, the traffic was awful.", False),
+        ("我以前跳过舞。", False),
+    ],
+)
+def test_a_speaker_says_when_they_correct_themselves(text, corrects):
+    assert corrects_itself(text) == corrects
+
+
+def test_dialogue_episodes_are_read_from_the_window_and_the_time_a_memory_was_said():
+    from datetime import datetime, timezone
+
+    from pcm.perception.working_memory import in_dialogue, said_in_episode
+
+    jon = {"role": "user", "speaker": "Jon", "content": "Did you ever perform?", "timestamp": "2023-01-20T16:04:00"}
+    gina = {**jon, "speaker": "Gina", "content": "Dance is my go-to."}
+    assistant = {"role": "assistant", "content": "Nice!", "timestamp": "2023-01-20T16:04:00"}
+    assert in_dialogue([gina, jon], "Gina", "2023-01-20T16:05:00", 60)
+    assert not in_dialogue([gina], "Gina", "2023-01-20T16:05:00", 60)  # alone: no other party
+    assert not in_dialogue([gina, jon], "Gina", "2023-01-27T16:05:00", 60)  # a week later: a new episode
+    assert in_dialogue([assistant], None, "2023-01-20T16:05:00", 60)  # the user talks with the assistant
+    said = datetime(2023, 1, 20, 16, 4, tzinfo=timezone.utc)
+    assert said_in_episode(said, "2023-01-20T16:30:00", 60)
+    assert not said_in_episode(said, "2023-01-21T16:30:00", 60)
+    assert not said_in_episode(None, "2023-01-20T16:30:00", 60)  # unknown: not this episode
+
+
+def test_in_a_dialogue_a_speaker_telling_their_story_does_not_retire_what_they_said_minutes_before(ctx):
+    stress_relief = "Sorry to hear that! Dance is pretty much my go-to for stress relief. Got any fave styles?"
+
+    def replay(last_said_at):
+        pcm = PCM(ctx.replace(data_dir=f"{ctx.data_dir}-{last_said_at[:10]}"), checkpointer=InMemorySaver())
+        said_at = "2023-01-20T16:04:00"
+        for speaker, text in [
+            ("Jon", "Hey Gina! I lost my job as a banker, so I'm starting my own business."),
+            ("Gina", stress_relief),
+            ("Jon", "Contemporary is my top pick. Did you ever perform?"),
+        ]:
+            pcm.process(text, user_id="u", speaker=speaker, timestamp=said_at)
+        told = "I used to compete in a few dance competitions and shows - my team won first place at regionals."
+        out = pcm.process(told, user_id="u", speaker="Gina", timestamp=last_said_at)
+        graph = pcm.memory("u")
+        return out, [graph.node(e.target).content for e in graph.edges() if e.relation == "supersedes"]
+
+    # a month later the same words are routed as the router reads them (here: a correction)
+    later, retired = replay("2023-02-20T16:04:00")
+    assert (later["surprisal"]["level"], later["agent"], retired) == ("high", "correction", [f"Gina: {stress_relief}"])
+    same, retired = replay("2023-01-20T16:04:00")
+    assert (same["surprisal"]["level_source"], same["agent"], retired) == ("same-episode", "maintenance", [])
 
 
 def test_home_places_are_open_values_that_clash_only_when_disjoint():

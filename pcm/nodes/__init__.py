@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from pcm.config import PCMContext
 from pcm.evolution import TurnInfo
-from pcm.llm import LLMClient, add_usage
+from pcm.evolution.correction import find_conflicts
+from pcm.llm import LLMClient, RelationJudgement, add_usage
 from pcm.models import RetrievedMemory, as_utc
 from pcm.state import PCMState
 from pcm.validation import input_text, validate_user_id
@@ -108,3 +109,17 @@ def memories(rows: list[dict] | None) -> list[RetrievedMemory]:
 
 def dump(items) -> list[dict]:
     return [item.model_dump(mode="json") for item in items]
+
+
+def turn_conflicts(
+    retrieved: list[RetrievedMemory],
+    ctx: PCMContext,
+    services: "Services",
+    speaker: str | None,
+    relations: Mapping[str, Mapping[str, float]],
+    judgement: RelationJudgement | None = None,
+) -> list[RetrievedMemory]:
+    """The memories a turn contradicts (`find_conflicts`), at the relation model's contradiction
+    threshold when it judged any."""
+    tau = services.pair_judge(ctx).thresholds.contradiction if relations else 0.5
+    return find_conflicts(retrieved, ctx, judgement, speaker=speaker, relations=dict(relations), tau_contradiction=tau)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
-from pcm.evolution.correction import apply_correction, find_conflicts
+from pcm.evolution.correction import apply_correction
 from pcm.evolution.maintenance import apply_maintenance
 from pcm.evolution.profiling import apply_profiling
 from pcm.llm import RelationJudgement
 from pcm.models import RetrievedMemory, SurprisalPacket
-from pcm.nodes import dump, memories, thread_of, turn_info, turn_llm, usage_update, user_of
+from pcm.nodes import dump, memories, thread_of, turn_conflicts, turn_info, turn_llm, usage_update, user_of
 from pcm.services import Services
 from pcm.state import PCMState
 
@@ -53,13 +53,8 @@ def diagnose_conflicts(state: PCMState, ctx: PCMContext, services: Services) -> 
     if judgement is None and llm is not None:
         judgement = services.monitor(llm).judge(state["user_input"], retrieved)
     relations = (state.get("surprisal") or {}).get("relations") or {}
-    tau = services.pair_judge(ctx).thresholds.contradiction if relations else 0.5
     return {
-        "conflicts": dump(
-            find_conflicts(
-                retrieved, ctx, judgement, speaker=state.get("speaker"), relations=relations, tau_contradiction=tau
-            )
-        ),
+        "conflicts": dump(turn_conflicts(retrieved, ctx, services, state.get("speaker"), relations, judgement)),
         "judgement": judgement.model_dump(mode="json") if judgement else None,
         **usage_update(state, llm),
     }

@@ -7,13 +7,24 @@ from langchain_core.runnables import RunnableConfig
 from pcm.config import PCMContext
 from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
-from pcm.nodes import domain_distribution, dump, memories, turn_llm, turn_user, usage_update, user_of
+from pcm.nodes import domain_distribution, dump, memories, turn_conflicts, turn_llm, turn_user, usage_update, user_of
 from pcm.perception.intent import classify_intent
-from pcm.perception.working_memory import make_turn, preceding_context, push_turn, render_window, replies_to_question
+from pcm.perception.surprise import TurnSignals
+from pcm.perception.working_memory import (
+    in_dialogue,
+    make_turn,
+    preceding_context,
+    push_turn,
+    render_window,
+    replies_to_question,
+    said_in_episode,
+)
 from pcm.routing import decide, user_level_prior
 from pcm.services import Services
 from pcm.state import PCMState
 from pcm.validation import input_text
+from pcm.world.dates import said_at
+from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.retrieval import life_state_clashes, retrieve
 
 RECENT_TURNS = 4
@@ -72,6 +83,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
     intent = classify_intent(text, [t["content"] for t in window[-RECENT_TURNS:]], services.intent_router, ctx, llm)
     retrieved: list[RetrievedMemory] = memories(state.get("initial_retrieval"))
     monitor = services.monitor(llm)
+    graph = services.store.open(user_of(state))
     turn = monitor.observe(
         text,
         retrieved,
@@ -82,8 +94,9 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         answers_question=replies_to_question(
             window, state.get("speaker"), state.get("timestamp"), ctx.context_gap_minutes
         ),
-        level_prior=user_level_prior(services.store.open(user_of(state)), ctx),
+        level_prior=user_level_prior(graph, ctx),
     )
+    turn.revises_this_episode = _revises_this_episode(graph, turn, window, state, ctx, services)
     decision = decide(turn, ctx)
     packet, judgement = monitor.report(
         turn, decision.level, decision.source, decision.probabilities, decision.judgement, decision.posterior, ctx
@@ -112,6 +125,19 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         "turn_pending": [*(state.get("turn_pending") or []), *evicted],
         **usage_update(state, llm),
     }
+
+
+def _revises_this_episode(
+    graph: WeightedKnowledgeGraph, turn: TurnSignals, window: list, state: PCMState, ctx: PCMContext, services: Services
+) -> bool:
+    """Whether the turn is part of a dialogue (`in_dialogue`) and every memory it would correct
+    (`turn_conflicts`) was said in the same episode (`said_in_episode`): a speaker telling their story
+    ("I used to compete…") after what they said minutes ago ("Dance is my go-to…")."""
+    speaker, timestamp, gap = state.get("speaker"), state.get("timestamp"), ctx.context_gap_minutes
+    if not in_dialogue(window, speaker, timestamp, gap):
+        return False
+    suspects = turn_conflicts(turn.memories, ctx, services, speaker, turn.relations)
+    return bool(suspects) and all(said_in_episode(said_at(graph.attrs(m.id)), timestamp, gap) for m in suspects)
 
 
 def retrieve_masked(state: PCMState, ctx: PCMContext, services: Services) -> dict:

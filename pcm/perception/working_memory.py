@@ -9,6 +9,7 @@ state until consolidated into long-term memory.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from pcm.cues import ends_asking
@@ -57,6 +58,22 @@ def replies_to_question(window: list[Turn], speaker: str | None, timestamp: str 
         and asker != (speaker or "user")
         and ends_asking(last["content"])
     )
+
+
+def in_dialogue(window: list[Turn], speaker: str | None, timestamp: str | None, max_gap_minutes: float) -> bool:
+    """Whether a turn by `speaker` at `timestamp` belongs to a dialogue: another party (another speaker,
+    or the assistant) spoke in the same episode, no more than `max_gap_minutes` earlier."""
+    return any(
+        (turn.get("speaker") or turn["role"]) != (speaker or "user")
+        and 0.0 <= _minutes_before(timestamp, turn) <= max_gap_minutes
+        for turn in window
+    )
+
+
+def said_in_episode(said_at: datetime | None, timestamp: str | None, max_gap_minutes: float) -> bool:
+    """Whether something said at `said_at` (None: unknown) belongs to the episode of a turn at
+    `timestamp`: no more than `max_gap_minutes` earlier (the rule `preceding_context` reads the window by)."""
+    return said_at is not None and 0.0 <= _minutes_before(timestamp, {"timestamp": said_at}) <= max_gap_minutes
 
 
 def _minutes_before(timestamp: str | None, turn: Turn) -> float:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcm.config import PCMContext
-from pcm.cues import asks_only, is_request
+from pcm.cues import asks_only, corrects_itself, is_request
 from pcm.formulas import LEVELS, adapted_level_prior, pair_level
 from pcm.life_states import mentions_person, told_of_someone_else
 from pcm.llm import RelationJudgement
@@ -36,8 +36,8 @@ class Decision:
 
 class Router:
     """Decides a turn's level. Every router but `off` first applies the guards, and last keeps a turn
-    that only asks, a change told of someone else, or an answer to the other party's question, from
-    correcting."""
+    that only asks, a change told of someone else, an answer to the other party's question, or a turn
+    that would revise only what its speaker said earlier in the same dialogue episode, from correcting."""
 
     def decide(self, turn: TurnSignals) -> Decision:
         if not turn.memories:
@@ -61,6 +61,11 @@ class Router:
             # asked about ("I just signed with a new team"); one that tells a change itself may revise it
             if turn.answers_question and decision.source != "llm" and not turn.signals.get("change_cues"):
                 return Decision("medium", "answer", decision.probabilities)
+            # "I used to compete in dance competitions", ten turns after "Dance is my go-to for stress
+            # relief": a speaker does not revise what they told minutes ago in the same conversation,
+            # unless they say so ("Sorry, I meant Portland")
+            if turn.revises_this_episode and decision.source != "llm" and not corrects_itself(turn.text):
+                return Decision(_safer_level(decision.probabilities), "same-episode", decision.probabilities)
         return decision
 
     def level(self, turn: TurnSignals) -> Decision:
@@ -105,7 +110,7 @@ class CalibratedRouter(Router):
         if judgement is not None:
             return Decision(LEVEL_OF_RELATION[judgement.relation], "llm", probabilities, judgement)
         if level == "high":  # unsure, and a correction decays memories: the safer level
-            return Decision(max(("low", "medium"), key=probabilities.get), "calibrated-cautious", probabilities)
+            return Decision(_safer_level(probabilities), "calibrated-cautious", probabilities)
         return Decision(level, "calibrated", probabilities)
 
 
@@ -133,6 +138,11 @@ class PairRouter(Router):
             if judgement is not None:
                 return Decision(LEVEL_OF_RELATION[judgement.relation], "llm", probabilities, judgement)
         return Decision(level, "pair", probabilities)
+
+
+def _safer_level(probabilities: dict[str, float]) -> str:
+    """The likelier of the two levels that decay nothing (low without probabilities)."""
+    return max(("low", "medium"), key=lambda level: probabilities.get(level, 0.0))
 
 
 def router_for(ctx: PCMContext) -> Router:

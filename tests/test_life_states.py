@@ -139,7 +139,7 @@ def _turn(text, *memory_texts, signals=None, answers_question=False, revises_thi
         lambda found: None,
         [],
         answers_question,
-        revises_this_episode,
+        lambda: revises_this_episode,
     )
 
 

@@ -96,7 +96,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         ),
         level_prior=user_level_prior(graph, ctx),
     )
-    turn.revises_this_episode = _revises_this_episode(graph, turn, window, state, ctx, services)
+    turn.revises_this_episode = lambda: _revises_this_episode(graph, turn, window, state, ctx, services)
     decision = decide(turn, ctx)
     packet, judgement = monitor.report(
         turn, decision.level, decision.source, decision.probabilities, decision.judgement, decision.posterior, ctx

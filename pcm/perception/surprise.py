@@ -100,9 +100,9 @@ class TurnSignals:
     clashing: list[str] = field(default_factory=list)
     #: the turn answers the other party's question (`replies_to_question`): it develops what was asked about
     answers_question: bool = False
-    #: in a dialogue, what the turn would correct was all said by its speaker earlier in the same episode
-    #: (`pcm.nodes.perception`): someone telling their story, not revising it
-    revises_this_episode: bool = False
+    #: whether, in a dialogue, what the turn would correct was all said by its speaker earlier in the same
+    #: episode (`pcm.nodes.perception`): someone telling their story, not revising it; asked of "high" turns only
+    revises_this_episode: Callable[[], bool] = lambda: False
 
 
 class SurpriseMonitor:

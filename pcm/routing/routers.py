@@ -64,7 +64,7 @@ class Router:
             # "I used to compete in dance competitions", ten turns after "Dance is my go-to for stress
             # relief": a speaker does not revise what they told minutes ago in the same conversation,
             # unless they say so ("Sorry, I meant Portland")
-            if turn.revises_this_episode and decision.source != "llm" and not corrects_itself(turn.text):
+            if decision.source != "llm" and not corrects_itself(turn.text) and turn.revises_this_episode():
                 return Decision(_safer_level(decision.probabilities), "same-episode", decision.probabilities)
         return decision
 

@@ -173,10 +173,11 @@ def test_search_compares_a_question_about_the_user_with_the_users_own_words(pcm)
     assert asked[teaching] > third_person[teaching] + 0.05
 
 
-def test_a_processed_turn_is_stored_and_indexed_with_the_turns_before_it(pcm):
+@pytest.mark.parametrize("when", ["2023-05-08T13:56:00", None])
+def test_a_processed_turn_is_stored_and_indexed_with_the_turns_before_it(pcm, when):
     """Through the whole graph, every branch: the memory a turn writes carries its preceding turns
-    of the episode (perception stages the window; the evolution step must read the staged one)."""
-    when = "2023-05-08T13:56:00"
+    of the episode (perception stages the window; the evolution step must read the staged one). A turn
+    given no time is said when it is processed, so turns told one after another are one episode."""
     said = [
         ("Caroline", "I adopted a retired racing greyhound last week."),
         ("Melanie", "No way! What is her name?"),

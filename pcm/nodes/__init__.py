@@ -15,7 +15,7 @@ from pcm.config import PCMContext
 from pcm.evolution import TurnInfo
 from pcm.evolution.correction import find_conflicts
 from pcm.llm import LLMClient, RelationJudgement, add_usage
-from pcm.models import RetrievedMemory, as_utc
+from pcm.models import RetrievedMemory, as_utc, utcnow
 from pcm.state import PCMState
 from pcm.validation import input_text, validate_user_id
 
@@ -66,6 +66,13 @@ def usage_update(state: PCMState, llm: LLMClient | None) -> dict:
 
 def thread_of(config: dict | None) -> str | None:
     return ((config or {}).get("configurable") or {}).get("thread_id")
+
+
+def turn_timestamp(state: PCMState) -> str:
+    """The turn's time as working memory records it: its `timestamp`, else the moment it is processed.
+    Without a time no later turn could tell whether it belongs to the same episode (its context, the
+    question it answers, the dialogue it is part of: `pcm.perception.working_memory`)."""
+    return state.get("timestamp") or utcnow().isoformat()
 
 
 def turn_info(state: PCMState, thread_id: str | None) -> TurnInfo:

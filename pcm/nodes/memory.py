@@ -7,7 +7,7 @@ from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
 from pcm.evolution.consolidation import consolidate_turns, extract_facts
-from pcm.nodes import domain_distribution, dump, memories, thread_of, turn_llm, usage_update, user_of
+from pcm.nodes import domain_distribution, dump, memories, thread_of, turn_llm, turn_timestamp, usage_update, user_of
 from pcm.perception.working_memory import make_turn, preceding_context, push_turn
 from pcm.prompts import RESPONSE_SYSTEM, format_memories
 from pcm.services import Services
@@ -61,7 +61,7 @@ def respond(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         reply,
         services.embedder.count_tokens,
         turn=state["turn"],
-        timestamp=state.get("timestamp"),
+        timestamp=turn_timestamp(state),
         domain=intent.get("label"),
         domains=domain_distribution(intent),
         context=preceding_context(window, state.get("timestamp"), ctx.context_turns, ctx.context_gap_minutes),

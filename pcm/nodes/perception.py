@@ -7,7 +7,17 @@ from langchain_core.runnables import RunnableConfig
 from pcm.config import PCMContext
 from pcm.llm import add_usage
 from pcm.models import RetrievedMemory
-from pcm.nodes import domain_distribution, dump, memories, turn_conflicts, turn_llm, turn_user, usage_update, user_of
+from pcm.nodes import (
+    domain_distribution,
+    dump,
+    memories,
+    turn_conflicts,
+    turn_llm,
+    turn_timestamp,
+    turn_user,
+    usage_update,
+    user_of,
+)
 from pcm.perception.intent import classify_intent
 from pcm.perception.surprise import TurnSignals
 from pcm.perception.working_memory import (
@@ -110,7 +120,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
         services.embedder.count_tokens,
         speaker=state.get("speaker"),
         turn=state["turn"],
-        timestamp=state.get("timestamp"),
+        timestamp=turn_timestamp(state),
         domain=intent.label,
         domains=domain_distribution(intent.model_dump()),
         dialog_ids=list(state.get("dialog_ids") or []),

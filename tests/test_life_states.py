@@ -212,7 +212,7 @@ def test_dialogue_episodes_are_read_from_the_window_and_the_time_a_memory_was_sa
     assert in_dialogue([gina, jon], "Gina", "2023-01-20T16:05:00", 60)
     assert not in_dialogue([gina], "Gina", "2023-01-20T16:05:00", 60)  # alone: no other party
     assert not in_dialogue([gina, jon], "Gina", "2023-01-27T16:05:00", 60)  # a week later: a new episode
-    assert in_dialogue([assistant], None, "2023-01-20T16:05:00", 60)  # the user talks with the assistant
+    assert not in_dialogue([assistant], None, "2023-01-20T16:05:00", 60)  # told to the assistant, for memory
     said = datetime(2023, 1, 20, 16, 4, tzinfo=timezone.utc)
     assert said_in_episode(said, "2023-01-20T16:30:00", 60)
     assert not said_in_episode(said, "2023-01-21T16:30:00", 60)

@@ -61,10 +61,13 @@ def replies_to_question(window: list[Turn], speaker: str | None, timestamp: str 
 
 
 def in_dialogue(window: list[Turn], speaker: str | None, timestamp: str | None, max_gap_minutes: float) -> bool:
-    """Whether a turn by `speaker` at `timestamp` belongs to a dialogue: another party (another speaker,
-    or the assistant) spoke in the same episode, no more than `max_gap_minutes` earlier."""
+    """Whether a turn by `speaker` at `timestamp` belongs to a dialogue between people: another speaker
+    (not the assistant) spoke in the same episode, no more than `max_gap_minutes` earlier. Someone telling
+    their story to another person develops it; what a user tells the assistant is meant for the memory,
+    so a change told minutes after a fact may well revise it."""
     return any(
-        (turn.get("speaker") or turn["role"]) != (speaker or "user")
+        turn["role"] == "user"
+        and (turn.get("speaker") or "user") != (speaker or "user")
         and 0.0 <= _minutes_before(timestamp, turn) <= max_gap_minutes
         for turn in window
     )

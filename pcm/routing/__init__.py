@@ -6,8 +6,9 @@ then the router the settings name (`router`) decides the level from them:
 
 - every router but `off` first applies two guards: nothing retrieved → low (there is nothing to
   revise), a question or request to the assistant (`is_request`) → low (it claims nothing); and a
-  turn that only asks (`asks_only`) never corrects, nor, offline, one in a dialogue that would revise
-  only what its speaker said earlier in the same episode (`revises_this_episode`);
+  turn that only asks (`asks_only`) never corrects, nor, unless an LLM judged it, one in a dialogue
+  between people that would revise only what its speaker said earlier in the same episode
+  (`revises_this_episode`);
 - `off`: always low (maintenance), the ablation;
 - `threshold`: no level of its own; the monitor compares S_eff with θ_low/θ_high;
 - `calibrated` (the default): the cheap logistic router over cue and similarity signals

@@ -139,3 +139,37 @@ def test_a_question_for_places_finds_the_memory_that_names_one_in_other_words(ct
     assert rank_without == 3  # every other memory shares "visited" with the question
     assert rank_with == 2 and raised[london] == pytest.approx(without[london] + 0.4 * (1 - without[london]))
     assert all(raised[i] == pytest.approx(without[i]) for i in without if i != london)
+
+
+def test_the_memories_naming_a_place_are_the_newest_live_ones_and_an_earlier_view_sees_its_own(ctx):
+    from datetime import datetime, timezone
+
+    from pcm.world.answer_types import mentioning_memories
+
+    graph = Services(ctx).store.open("places")
+    may, june = (datetime(2024, month, 1, 12, tzinfo=timezone.utc) for month in (5, 6))
+    said = []
+    for text, place, moment, weight in [
+        ("Tim: Back from Lisbon", "Lisbon", may, 0.8),
+        ("Tim: Back from Kyoto", "Kyoto", june, 0.8),
+        ("Tim: Back from Oslo", "Oslo", june, 0.01),  # dormant
+        ("Tim: Back from the gym", None, june, 0.8),
+    ]:
+        node = fact(text, weight=weight, moment=moment, source=MemorySource(speaker="Tim"))
+        graph.add_node(node, reason="t", agent="t")
+        said.append(node.id)
+        if place:
+            entity = fact(place, node_type=NodeType.ENTITY, moment=moment)
+            entity.id = graph.entity_id(place)
+            graph.add_node(entity, reason="t", agent="t")
+            graph.add_edge(
+                MemoryEdge(source=node.id, target=entity.id, relation="mentions", weight=0.6, timestamp=moment)
+            )
+    graph.save()
+    lisbon, kyoto = said[:2]
+    assert mentioning_memories(graph, frozenset({PLACE})) == [lisbon, kyoto]  # oldest first, no dormant one
+    assert mentioning_memories(graph, frozenset({PLACE}), limit=1) == [kyoto]  # the newest
+    assert mentioning_memories(graph, frozenset({TITLE})) == []
+    earlier = graph.as_of(datetime(2024, 5, 15, tzinfo=timezone.utc))
+    assert [name for _, name in earlier.contents(NodeType.ENTITY)] == ["Lisbon"]
+    assert mentioning_memories(earlier, frozenset({PLACE})) == [lisbon]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import islice
 
 from pcm.formulas import raise_similarity
 from pcm.models import NodeType
@@ -124,12 +125,13 @@ def mentioning_memories(graph, kinds: frozenset[str], limit: int = 500) -> list[
     speakers = _speakers(graph)
     mentioning = {
         source
-        for entity in graph.nodes([NodeType.ENTITY])
-        if kinds & entity_types(entity.content) and entity.content.lower() not in speakers
-        for source, _ in graph.in_edges(entity.id, "mentions")
+        for entity_id, name in graph.contents(NodeType.ENTITY)
+        if kinds & entity_types(name) and name.lower() not in speakers
+        for source, _ in graph.in_edges(entity_id, "mentions")
     }
-    live = [i for i in mentioning if graph.weight(i) >= graph.dormant_floor]
-    return sorted(live, key=graph.insertion_order)[-limit:]
+    newest_first = sorted(mentioning, key=graph.insertion_order, reverse=True)
+    live = islice((i for i in newest_first if graph.weight(i) >= graph.dormant_floor), limit)
+    return list(live)[::-1]
 
 
 def _speakers(graph) -> set[str]:

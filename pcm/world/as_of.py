@@ -82,6 +82,9 @@ class MemoryAsOf:
                 out.append(MemoryNode.model_validate(attrs))
         return out
 
+    def contents(self, node_type: NodeType) -> list[tuple[str, str]]:
+        return [(i, content) for i, content in self.memory.contents(node_type) if i in self._weights]
+
     def is_dormant(self, node: MemoryNode) -> bool:
         return node.weight < self.dormant_floor
 

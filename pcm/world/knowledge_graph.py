@@ -134,6 +134,13 @@ class WeightedKnowledgeGraph:
                 if include_dormant or attrs[i]["weight"] >= self.dormant_floor
             ]
 
+    def contents(self, node_type: NodeType) -> list[tuple[str, str]]:
+        """(id, content) of every memory of one type, oldest first, read without building its nodes: the
+        entity names a search reads at every size (`pcm.world.answer_types`)."""
+        with self.lock:
+            nodes = self.graph.nodes
+            return [(i, nodes[i]["content"]) for i in self.model.by_type[NodeType(node_type).value]]
+
     def is_dormant(self, node: MemoryNode) -> bool:
         return node.weight < self.dormant_floor
 

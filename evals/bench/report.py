@@ -48,20 +48,23 @@ def write_scenario_report(results: dict, out: Path) -> None:
             f"({_fmt(m.get('dense_standing_fact_first'))}) | {_fmt(m.get('llm_calls_per_probe'))} | {sources} | "
             f"{_fmt(m.get('pair_verdict_accuracy'))} |"
         )
-    ablated = {name: m for name, m in results["scorers"].items() if m.get("current_over_outdated_ablated")}
-    if ablated:
-        names = list(next(iter(ablated.values()))["current_over_outdated_ablated"])
+    for measure, title in (
+        ("current_over_outdated", "Current over outdated"),
+        ("standing_fact_first", 'Still-true fact first on "low" scenarios'),
+    ):
+        ablated = {name: m for name, m in results["scorers"].items() if m.get(f"{measure}_ablated")}
+        if not ablated:
+            continue
+        names = list(next(iter(ablated.values()))[f"{measure}_ablated"])
         lines += [
             "",
-            "Current over outdated with each retrieval mechanism left out (the same replay, the query asked again):",
+            f"{title} with each retrieval mechanism left out (the same replay, the query asked again):",
             "",
             f"| routing | PCM | {' | '.join(names)} |",
             "|---|---|" + "---|" * len(names),
         ]
         lines += [
-            f"| {name} | {_fmt(m['current_over_outdated'])} | "
-            + " | ".join(_fmt(m["current_over_outdated_ablated"].get(n)) for n in names)
-            + " |"
+            f"| {name} | {_fmt(m[measure])} | " + " | ".join(_fmt(m[f"{measure}_ablated"].get(n)) for n in names) + " |"
             for name, m in ablated.items()
         ]
     for name, m in results["scorers"].items():

@@ -164,6 +164,7 @@ class ScenarioRecord:
     current_over_outdated_ablated: dict[str, bool] | None = None
     standing_first: bool | None = None
     dense_standing_first: bool | None = None
+    standing_first_ablated: dict[str, bool] | None = None
     level_probabilities: dict | None = None
     pair_verdict_level: str | None = None
 
@@ -246,15 +247,16 @@ def run_scenarios(
             found = pcm.search(scenario["query"], user_id=user, top_k=20)
             contents = [m.content for m in found]
             is_high = scenario["expected_level"] == "high" and scenario.get("outdated")
+            is_low = scenario["expected_level"] == "low"
             dense = dense_baseline_contents(services, [*scenario["history"], scenario["probe"]], scenario["query"])
+            without = {
+                name: [m.content for m in pcm.search(scenario["query"], user_id=user, top_k=20, **options)]
+                for name, options in (SEARCH_ABLATIONS.items() if is_high or is_low else ())
+            }
             ablated = (
                 {
-                    name: current_wins(
-                        [m.content for m in pcm.search(scenario["query"], user_id=user, top_k=20, **options)],
-                        scenario["current"],
-                        scenario.get("outdated"),
-                    )
-                    for name, options in SEARCH_ABLATIONS.items()
+                    name: current_wins(found, scenario["current"], scenario.get("outdated"))
+                    for name, found in without.items()
                 }
                 if is_high
                 else None
@@ -286,9 +288,10 @@ def run_scenarios(
                     outdated=scenario.get("outdated"),
                     kind=scenario.get("kind"),
                     current_over_outdated_ablated=ablated,
-                    standing_first=standing_first(contents, scenario) if scenario["expected_level"] == "low" else None,
-                    dense_standing_first=standing_first(dense, scenario)
-                    if scenario["expected_level"] == "low"
+                    standing_first=standing_first(contents, scenario) if is_low else None,
+                    dense_standing_first=standing_first(dense, scenario) if is_low else None,
+                    standing_first_ablated={name: standing_first(found, scenario) for name, found in without.items()}
+                    if is_low
                     else None,
                     level_probabilities=packet.get("level_probabilities") or None,
                     pair_verdict_level=pair_verdict_level(packet.get("relations")),
@@ -320,6 +323,15 @@ def replay_in_processes(
         sizes=[len(batch) for batch in batches],
     )
     return [record for records in replayed for record in records]
+
+
+def _ablated_shares(outcomes: list[dict[str, bool] | None]) -> dict[str, float]:
+    """For each search ablation, the share of its measured scenarios it got right."""
+    return {
+        name: float(np.mean(wins))
+        for name in SEARCH_ABLATIONS
+        if (wins := [found[name] for found in outcomes if name in (found or {})])
+    }
 
 
 def standing_first(contents: list[str], scenario: dict) -> bool:
@@ -406,17 +418,8 @@ def routing_metrics(records: list[ScenarioRecord]) -> dict:
         ),
         "macro_f1": float(np.mean(f1s)),
         "current_over_outdated": float(np.mean(revisions)) if revisions else None,
-        "current_over_outdated_ablated": {
-            name: float(np.mean(wins))
-            for name in SEARCH_ABLATIONS
-            if (
-                wins := [
-                    r.current_over_outdated_ablated[name]
-                    for r in records
-                    if name in (r.current_over_outdated_ablated or {})
-                ]
-            )
-        },
+        "current_over_outdated_ablated": _ablated_shares([r.current_over_outdated_ablated for r in records]),
+        "standing_fact_first_ablated": _ablated_shares([r.standing_first_ablated for r in records]),
         "dense_current_over_outdated": float(np.mean(dense)) if dense else None,
         "standing_fact_first": _share([r.standing_first for r in records]),
         "dense_standing_fact_first": _share([r.dense_standing_first for r in records]),

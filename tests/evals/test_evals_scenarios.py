@@ -73,8 +73,11 @@ def test_routing_metrics_on_a_hand_computed_example():
     ]
     records[3].current_over_outdated_ablated = {"no-intent": True, "no-weights": True, "no-expansion": False}
     records[4].current_over_outdated_ablated = {"no-intent": False, "no-weights": True, "no-expansion": False}
+    records[0].standing_first_ablated = {"no-intent": False, "no-weights": True}
+    records[1].standing_first_ablated = {"no-intent": True, "no-weights": True}
     m = routing_metrics(records)
     assert m["current_over_outdated_ablated"] == {"no-intent": 0.5, "no-weights": 1.0, "no-expansion": 0.0}
+    assert m["standing_fact_first_ablated"] == {"no-intent": 0.5, "no-weights": 1.0}
     assert m["routing_accuracy"] == pytest.approx(3 / 5)
     assert m["confusion"] == [[1, 1, 0], [0, 1, 0], [1, 0, 1]]
     f1_low, f1_medium, f1_high = 2 * 0.5 * 0.5 / 1.0, 2 * 0.5 * 1 / 1.5, 2 * 1 * 0.5 / 1.5
@@ -220,6 +223,9 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
     assert all(
         r["current_over_outdated_ablated"] is None for r in results["records"]["calibrated"] if r["id"] != "t-high"
     )
+    # a "low" scenario's still-true fact is looked for again with each mechanism left out
+    for r in results["records"]["calibrated"]:
+        assert (set(r["standing_first_ablated"] or ()) == set(SEARCH_ABLATIONS)) == (r["expected"] == "low")
     shipped = results["scorers"][results["default_router"]]
     assert results["default_router"] == PCMContext().router
     assert set(shipped) >= {

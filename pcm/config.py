@@ -165,11 +165,11 @@ class PCMContext:
     promotion_threshold: float = 0.7
     related_min_similarity: float = 0.2
     max_related: int = 3
-    # A turn routed to profiling whose relation verdict for a judged fact has P(contradiction) at
-    # least this and at least P(consistent) records a `contests` link: nothing is decayed, but search
-    # shows the newer statement right above the fact it contests (when it found both) until the
-    # fact is confirmed again (None: no contests)
-    contest_threshold: float | None = 0.25
+    # A profiling turn whose verdict for a judged fact has P(contradiction) at least this and at least
+    # P(consistent) records a `contests` link: search shows the newer statement right above that fact until
+    # it is confirmed again. None (default since 2026-12-01): no contests; on the independent files they
+    # cost more still-true facts their first place than they gave revisions
+    contest_threshold: float | None = None
     # A maintenance turn the relation model judges to confirm a superseded memory with P(consistent) at least
     # this overturns the supersession: the memory gets back its weight from before the correction and search
     # no longer puts the successor above it (`pcm.world.supersession`; None: never overturned)

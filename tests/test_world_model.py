@@ -446,7 +446,10 @@ def test_search_uses_the_multilingual_encoder_across_scripts_only_when_configure
 
 def test_a_contested_fact_comes_after_its_contester_until_it_is_confirmed_again(services, ctx):
     """A `contests` link (a profiling turn the relation model thinks may revise a fact) orders like
-    `supersedes` but retires nothing, and a later confirmation of the fact lifts it."""
+    `supersedes` but retires nothing, and a later confirmation of the fact lifts it (contests on: they
+    are off by default)."""
+    assert ctx.contest_threshold is None
+    ctx = ctx.replace(contest_threshold=0.25)
     graph = services.store.open("vera")
     old = fact("Vera is a strict vegetarian and cooks lentils", weight=0.9)
     new = fact("Vera grilled a ribeye steak for dinner", weight=0.8).model_copy(

@@ -16,6 +16,29 @@ _DOGS = (
     r"dachshunds?|border collies?|german shepherds?|chihuahuas?"
 )
 
+#: words that make a medication a standing one ("any regular medication")
+_REGULAR = r"(?:regular|daily|prescription|long-term|ongoing)"
+#: medicines taken every day for a standing condition (not a short course: an antibiotic tells nothing)
+_DRUGS = (
+    r"levothyroxine|synthroid|lisinopril|amlodipine|atorvastatin|simvastatin|rosuvastatin|lipitor|metoprolol|"
+    r"losartan|hydrochlorothiazide|omeprazole|pantoprazole|warfarin|eliquis|xarelto|levetiracetam|lamotrigine|"
+    r"lithium|escitalopram|citalopram|fluoxetine|bupropion|wellbutrin|venlafaxine|ritalin|vyvanse|"
+    r"thyroid (?:meds|medication|pills)|blood thinners?|beta[- ]blockers?|birth control(?: pills?)?"
+)
+_DRUGS_ZH = r"优甲乐|左甲状腺素|二甲双胍|他汀|阿托伐他汀|降糖药|抗抑郁药|甲状腺(?:的)?药|华法林|避孕药"
+
+#: places abroad for a speaker of English (countries and famous cities where English is not the language)
+_ABROAD = (
+    r"japan|tokyo|kyoto|osaka|korea|seoul|china|beijing|shanghai|thailand|bangkok|vietnam|bali|indonesia|"
+    r"singapore|india|france|paris|italy|rome|florence|venice|milan|spain|barcelona|madrid|portugal|lisbon|"
+    r"germany|berlin|munich|greece|athens|netherlands|amsterdam|iceland|mexico|cancun|peru|brazil|argentina|"
+    r"morocco|egypt|turkey|istanbul|prague|vienna|switzerland|europe"
+)
+#: places abroad for a speaker of Chinese
+_ABROAD_ZH = (
+    r"日本|东京|大阪|京都|北海道|韩国|首尔|泰国|曼谷|清迈|普吉岛|新加坡|马来西亚|越南|巴厘岛|欧洲|法国|巴黎|意大利|罗马|"
+    r"英国|伦敦|美国|纽约|加拿大|澳大利亚|澳洲|悉尼|新西兰|德国|西班牙|瑞士|土耳其|迪拜|埃及|冰岛"
+)
 #: facet → ((state, English expression, Chinese expression), ...), in order of priority
 #: (a state of None says the text asserts nothing on the facet: it masks the states after it)
 FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
@@ -67,15 +90,19 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
         (
             "none",
             rf"\b{NEGATION} (?:have|want|planning on having|plan on having) (?:any )?(?:kids|children)\b|"
-            r"\bno kids\b|\bchild-?free\b|\bnot planning (?:on|to have) (?:kids|children|any)\b",
-            r"没(?:有)?孩子|不要孩子|丁克|不打算要孩子",
+            r"\bno kids\b|\bchild-?free\b|\bnot planning (?:on|to have) (?:kids|children|any)\b|"
+            r"\b(?:kids|children) (?:aren'?t|are not|were never|are never) (?:for|in the cards for) (?:us|me)\b|"
+            r"\bdecided (?:against|not to have) (?:having )?(?:kids|children)\b",
+            r"没(?:有)?孩子|不要孩子|丁克|不打算要孩子|不(?:想|打算)生(?:孩子|小孩)",
         ),
         (
             "has",
             r"\b(?:my|our) (?:son|daughter|kids|children|baby|toddler|newborn|twins)\b|\bbaby [A-Z][a-z]+\b|"
             r"\bpregnan(?:t|cy)\b|\b\w+[- ]week (?:scan|ultrasound)\b|\bultrasound\b|\b(?:maternity|paternity) leave\b|"
-            r"\bdue date\b",
-            r"我(?:的)?(?:儿子|女儿)|我家(?:孩子|宝宝|老大|老二)|怀孕|产检|坐月子|孕期",
+            r"\bdue date\b|\b(?:my|our) (?:wife|partner|girlfriend|fianc[ée]e?) (?:is|'s|just found out she'?s) "
+            r"(?:\w+ ){0,3}pregnant\b|\bwe'?re (?:expecting|having a baby)\b|\bbaby on the way\b",
+            r"我(?:的)?(?:儿子|女儿)|我家(?:孩子|宝宝|老大|老二)|(?:老婆|媳妇|爱人|妻子)?怀孕|产检|坐月子|孕期|"
+            r"我们(?:要|快)有(?:宝宝|孩子)了",
         ),
     ),
     "partner": (
@@ -114,17 +141,19 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
     "medication": (
         (
             "none",
-            rf"\bnot on any (?:medication|meds|pills)\b|\b{NEGATION} take any (?:medication|meds|pills)\b|"
-            r"\bno (?:medication|meds)\b",
-            r"没(?:有)?(?:在)?吃(?:任何)?药|不吃任何药",
+            rf"\bnot on any (?:{_REGULAR} )?(?:medications?|meds|pills)\b|"
+            rf"\b{NEGATION} (?:take|need|use) any (?:{_REGULAR} )?(?:medications?|meds|pills)\b|"
+            rf"\bno (?:{_REGULAR} )?(?:medications?|meds)\b",
+            r"没(?:有)?(?:在)?吃(?:任何)?药|不吃任何药|不用(?:长期)?吃药|没有(?:长期|规律)?(?:服用|吃)的药",
         ),
         (
             "takes",
             r"\b(?:my|blood pressure|daily|prescription) (?:pills|meds|medication|prescription)\b|"
             r"\brefill (?:my|the) (?:prescription|pills|meds)\b|"
             r"\b(?:taking|take|on) (?:insulin|metformin|statins?|antidepressants?|sertraline|lexapro|zoloft|prozac|"
-            r"adderall|an inhaler)\b",
-            r"降压药|处方药|胰岛素|每天(?:都)?要吃药",
+            r"adderall|an inhaler)\b|"
+            rf"\b(?:my|taking|take|on|started|prescribed) (?:{_DRUGS})\b",
+            rf"降压药|处方药|胰岛素|每天(?:都)?要吃药|长期(?:服药|吃药)|{_DRUGS_ZH}",
         ),
     ),
     "siblings": (
@@ -154,6 +183,41 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"\b(?:our|the) flight (?:to|from|home|back)\b|"
             r"\bjet ?lag(?:ged)?\b",
             r"坐飞机|航班|倒时差|飞到了?",
+        ),
+    ),
+    # travel abroad: "never left the country" against a trip to a place abroad (for speakers of English, a
+    # non-English-speaking country or its famous cities; for speakers of Chinese, anywhere outside China)
+    "abroad": (
+        (
+            "never",
+            r"\bnever (?:been|travel(?:l)?ed|gone) (?:abroad|overseas|out of the country|outside (?:the|my) country)\b|"
+            rf"\bnever (?:left|been out of) the country\b|\b{NEGATION} (?:even )?(?:have|own) a passport\b|"
+            r"\bno passport\b",
+            r"没出过国|没出国过|从(?:来)?没出过国|没(?:有)?(?:办过)?护照|护照都没办过",
+        ),
+        (
+            "travelled",
+            rf"\b(?:got|came|flew|just|am|i'?m) back (?:home )?from (?:\w+ ){{0,4}}?(?:{_ABROAD})\b|"
+            rf"\b(?:my|our) (?:trip|vacation|holiday|honeymoon|week|weekend) (?:to|in) (?:{_ABROAD})\b|"
+            r"\b(?:went|travel(?:l)?ed|studied|stud(?:y|ying)) abroad\b|\bpassport stamps?\b|\binternational flight\b",
+            rf"(?:刚|才)?从(?:{_ABROAD_ZH})回来|去了(?:一)?趟(?:{_ABROAD_ZH})|在(?:{_ABROAD_ZH})(?:玩|旅游|旅行|度假|逛)|"
+            r"出国(?:玩|旅游|旅行|出差|读书)|第一次出国",
+        ),
+    ),
+    # owning a device of one maker: "no Apple devices at all" against "my new MacBook"
+    "apple_devices": (
+        (
+            "none",
+            rf"\bno (?:apple (?:devices?|products?|stuff)|macs?|iphones?)\b|"
+            rf"\b{NEGATION} (?:own|have|use) (?:any |an? )?(?:apple (?:devices?|products?)|mac|macbook|iphone)s?\b|"
+            r"\bnever (?:owned|used|had) (?:an? )?(?:apple|mac|macbook|iphone)\b",
+            r"没有(?:任何)?苹果(?:设备|产品|的东西)|不用苹果|从(?:来)?没用过苹果",
+        ),
+        (
+            "has",
+            r"\bmy (?:new )?(?:macbook(?: air| pro)?|mac|imac|mac mini|iphone|ipad|apple watch)\b|"
+            r"\bm[1-4] (?:mac|macbook|chip|pro|air|max)\b",
+            r"苹果(?:笔记本|电脑|手机)|(?:我的|新买的|刚买的|我那台)(?:Mac|MacBook|iPhone|iPad)",
         ),
     ),
     # night and day shifts exclude each other; a text telling both ("from nights to days") reads as nights

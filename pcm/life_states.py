@@ -62,6 +62,14 @@ _SPEAKER_ZH = re.compile(rf"我们?+(?!的?(?:{_PEOPLE_ZH}))")
 
 #: a person named after these is company, not the clause's subject
 _COMPANION_EN = re.compile(r"\b(?:with|and)\s+$", re.I)
+#: ... and so is a person named with the speaker ("my wife and I") or whose thing the speaker acts on
+#: ("Made my friend's carnitas recipe": the person is the possessor of the speaker's object)
+_WITH_SPEAKER_EN = re.compile(r"\s+and\s+(?:i|me)\b", re.I)
+_SPEAKER_ACTS_ON_EN = re.compile(
+    r"(?:^|\b(?:i|we)\s+)(?:just\s+)?(?:made|ate|had|tried|cooked|baked|grilled|ordered|finished|borrowed|used|"
+    r"took|bought|fed|walked|watched|followed|loved)\s+$",
+    re.I,
+)
 _COMPANION_ZH = re.compile(r"(?:跟|和|与|陪|同)$")
 
 #: a clause about the speaker's past ("when I was in college", "以前") says nothing about them now
@@ -88,9 +96,19 @@ def _about_speaker(text: str, start: int, chinese: bool) -> bool:
     if (_PAST_ZH if chinese else _PAST_EN).search(before):
         return False
     return not any(
-        not companion.search(before, 0, person.start())
+        not companion.search(before, 0, person.start()) and not (not chinese and _company_en(before, person))
         for person in (_THIRD_PERSON_ZH if chinese else _THIRD_PERSON_EN).finditer(before)
     )
+
+
+def _company_en(before: str, person: re.Match) -> bool:
+    """Whether a person an English clause names (in `before`, the clause up to a state's expression) is with
+    the speaker ("my wife and I") or owns what the speaker acts on ("Made my friend's recipe"), so the clause
+    is still about the speaker."""
+    after = before[person.end() :]
+    if _WITH_SPEAKER_EN.match(after):
+        return True
+    return after.startswith(("'s ", "’s ")) and bool(_SPEAKER_ACTS_ON_EN.search(before, 0, person.start()))
 
 
 def _asserted(pattern: re.Pattern, text: str, chinese: bool) -> re.Match | None:

@@ -206,7 +206,9 @@ _USES_EN = re.compile(
     rf"\b(?:spoke|speaking|chatted|talked|presented|negotiated|interviewed|wrote|writing|coded|coding|built|"
     rf"building|shipped|rewrote|debugged|debugging)(?:\s+[\w'-]+){{0,6}}?\s+in {_LANGUAGE}\b|"
     rf"\bmy {_LANGUAGE} (?:app|project|code|codebase|component|frontend|site|script)s?\b|"
-    rf"\bfluent in {_LANGUAGE}\b|\b{_LANGUAGE} fluently\b",
+    rf"\bfluent in {_LANGUAGE}\b|\b{_LANGUAGE} fluently\b|"
+    rf"\b(?:learning|studying|practi[sc]ing|taking) {_LANGUAGE}\b|"
+    rf"\b{_LANGUAGE} (?:tutor|teacher|class|classes|lessons?|course|homework|exam|flashcards|streak)\b",
     re.I,
 )
 _LACKS_ZH = re.compile(
@@ -214,10 +216,33 @@ _LACKS_ZH = re.compile(
     re.I,
 )
 _USES_ZH = re.compile(
-    rf"用{_LANGUAGE}(?:跟|和|与|给|写|开|交流|聊|做|讲|汇报|演讲|面试)|"
+    rf"用{_LANGUAGE}(?:跟|和|与|给|写|开|交流|聊|做|讲|汇报|演讲|面试)|(?:在|开始|报班)学{_LANGUAGE}|"
     rf"{_LANGUAGE}口语(?:很|挺|特别|非常|超)?(?:好|不错|流利)|{_LANGUAGE}(?:说得)?(?:很|挺|特别|非常)?流利",
     re.I,
 )
+
+
+#: the languages people speak (the others of `_LANGUAGES` are programming languages)
+_SPOKEN = (
+    "english",
+    "spanish",
+    "french",
+    "german",
+    "japanese",
+    "korean",
+    "italian",
+    "portuguese",
+    "russian",
+    "mandarin",
+    "cantonese",
+    "arabic",
+)
+#: "I only speak English": every other spoken language is one the speaker lacks
+_ONLY_EN = re.compile(
+    rf"\b(?:only|just) (?:speak|know|understand) {_LANGUAGE}\b|\b{_LANGUAGE} is the only language i (?:speak|know)\b",
+    re.I,
+)
+_ONLY_ZH = re.compile(rf"只会(?:说|讲)?{_LANGUAGE}")
 
 
 def _canonical(names: dict[str, str], found: str) -> str:
@@ -261,8 +286,12 @@ def open_values(text: str, about_speaker: AboutSpeaker) -> dict[str, frozenset[s
 
 def language_skills(text: str, about_speaker: AboutSpeaker) -> dict[str, str]:
     """`skill:<language>` → "lacks" or "uses" for each language `text` says its speaker cannot or does use
-    (lacking wins within one text: "never touched JavaScript, but this React app...")."""
+    (lacking wins within one text: "never touched JavaScript, but this React app..."; "I only speak English"
+    lacks every other spoken language; learning one uses it: "my Portuguese tutor")."""
     skills: dict[str, str] = {}
+    for name in _found(_ONLY_EN, text, about_speaker, False) + _found(_ONLY_ZH, text, about_speaker, True):
+        only = _canonical(_LANGUAGES, name)
+        skills.update((f"skill:{other}", "lacks") for other in _SPOKEN if other != only and only in _SPOKEN)
     for state, english, chinese in (("uses", _USES_EN, _USES_ZH), ("lacks", _LACKS_EN, _LACKS_ZH)):
         for name in _found(english, text, about_speaker, False) + _found(chinese, text, about_speaker, True):
             skills[f"skill:{_canonical(_LANGUAGES, name)}"] = state

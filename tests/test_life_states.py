@@ -74,6 +74,23 @@ from pcm.routing.routers import Decision, Router
         ("Covering the overnight shift on the ward again.", "shift", "nights"),
         ("Moved to day shifts, finally sleeping at night.", "shift", "days"),
         ("我这个月一直上白班。", "shift", "days"),
+        ("For what it's worth, I don't take any regular medication.", "medication", "none"),
+        ("Picked up my levothyroxine refill on the way home.", "medication", "takes"),
+        ("Doctor gave me azithromycin for this sinus infection.", "medication", None),  # a course, not a standing one
+        ("My wife and I decided kids aren't for us.", "children", "none"),
+        ("Big news: my wife is 12 weeks pregnant!", "children", "has"),
+        ("My sister is pregnant with twins.", "children", None),
+        ("I've never been abroad, not even once.", "abroad", "never"),
+        ("Just got back from ten days in Japan, jet lag is brutal.", "abroad", "travelled"),
+        ("刚从东京回来，浅草寺逛了一整天。", "abroad", "travelled"),
+        ("Drove back from Denver last night.", "abroad", None),
+        ("我电脑是 Windows 的，家里也没有任何苹果设备。", "apple_devices", "none"),
+        ("My new MacBook arrived today.", "apple_devices", "has"),
+        ("I only speak English, sadly.", "skill:portuguese", "lacks"),
+        ("I only speak English, sadly.", "skill:english", None),
+        ("My Portuguese tutor says my vowels are better.", "skill:portuguese", "uses"),
+        ("I only speak English, but I'm learning Spanish.", "skill:spanish", "uses"),
+        ("我最近在学日语，五十音还没背完。", "skill:japanese", "uses"),
     ],
 )
 def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):
@@ -87,6 +104,10 @@ def test_a_clause_about_someone_else_asserts_nothing_about_the_speaker():
     # company is not the subject: "with my sister", "跟同事"
     assert life_states("Had a huge steak with my sister tonight.")["meat"] == "consumes"
     assert life_states("今晚又跟同事去吃了特辣的牛油火锅。")["spicy"] == "consumes"
+    # a person with the speaker ("my wife and I"), or whose thing the speaker acts on ("my friend's recipe")
+    assert life_states("My wife and I don't want kids.")["children"] == "none"
+    assert life_states("Made my friend's pork carnitas recipe on Sunday.")["meat"] == "consumes"
+    assert "meat" not in life_states("My sister's vegan now.")
 
 
 @pytest.mark.parametrize(

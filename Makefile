@@ -72,8 +72,11 @@ bench-followups: install
 bench-entities: install
 	$(PY) -m evals entities --data $(ENTITIES) --out results/entities $(if $(findstring _dev,$(ENTITIES)),--errors,)
 
+# With STATEMENTS (evals/data/life_statements_dev.jsonl, or _test.jsonl for a figures-only run): how the
+# table reads single labelled statements and near misses instead of pairs.
 bench-life-states: install
-	$(PY) -m evals life-states $(if $(PAIRS),--pairs $(PAIRS),) --out results/life-states
+	$(PY) -m evals life-states $(if $(PAIRS),--pairs $(PAIRS),) $(foreach f,$(STATEMENTS),--statements $(f)) \
+		--out results/life-states
 
 # The shipped relation model's accuracy on labelled pairs (default: the blind pairs, written apart from its training pairs).
 bench-relation: install

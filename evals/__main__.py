@@ -507,14 +507,21 @@ def life_states_command(
     pairs: list[Path] = typer.Option(
         [], help="labelled pair files or folders (none: the relation model's training pairs)"
     ),
+    statements: list[Path] = typer.Option(
+        [], help="labelled single statements instead (evals/data/life_statements_*.jsonl): how each is read"
+    ),
     out: Path = typer.Option(Path("results/life-states"), help="output folder"),
 ) -> None:
     """How far the life-state table reaches: the contradictions on which it finds a clash, by kind
-    and language, and the consistent and novel pairs it would wrongly send to correction."""
+    and language, and the consistent and novel pairs it would wrongly send to correction; with
+    `--statements`, the labelled statements it reads as their state and the near misses it reads as one."""
     from evals.bench.life_state_reach import report, table_reach
     from evals.fit.relation_pairs import TRAINING_DIR, load_pairs
 
     _setup_logging()
+    if statements:
+        _life_statements(statements, out)
+        return
     try:
         rows = load_pairs(*pairs)
     except (FileNotFoundError, ValueError) as error:
@@ -526,6 +533,23 @@ def life_states_command(
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     (out / "report.md").write_text(report(results, source) + "\n", encoding="utf-8")
     typer.echo(report(results, source))
+
+
+def _life_statements(files: list[Path], out: Path) -> None:
+    from evals.bench.life_state_reach import load_statements, statement_reads, statements_report
+
+    reports, results = [], {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "files": {}}
+    for path in files:
+        try:
+            rows = load_statements(path)
+        except (FileNotFoundError, ValueError) as error:
+            raise typer.BadParameter(str(error)) from error
+        results["files"][str(path)] = statement_reads(rows)
+        reports.append(statements_report(results["files"][str(path)], str(path)))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text("\n\n".join(reports) + "\n", encoding="utf-8")
+    typer.echo("\n\n".join(reports))
 
 
 @app.command("relation-accuracy")

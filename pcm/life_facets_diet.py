@@ -31,15 +31,19 @@ DIET_FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             "abstains",
             rf"\b{NEGATION} (?:drink|drinking)(?! (?:coffee|tea|soda|milk|juice|water|caffeine))\b|"
             r"\b(?:sober|teetotal(?:er|ler)?|alcohol[- ]free|don'?t touch alcohol)\b|"
-            r"\b(?:quit|stopped|gave up) (?:drinking|alcohol|booze)\b",
+            r"\b(?:quit|stopped|gave up) (?:drinking|alcohol|booze)\b|\bsobriety\b|\bAA meetings?\b|"
+            r"\b(?:days|weeks|months|years) sober\b",
             r"不喝酒|戒酒|滴酒不沾|不沾酒|酒精过敏",
         ),
         (
             "consumes",
+            r"(?<!non-alcoholic )(?<!alcohol-free )(?<!zero-alcohol )"
             r"\b(?:beers?|wine|whiske?y|vodka|cocktails?|tequila|champagne|prosecco|bourbon|margaritas?|"
             r"sangria|mimosas?|pints?|hangover|hungover|tipsy|drunk|rosé|barolo|chianti|rioja|malbec|merlot|cabernet|pinot|"
-            r"chardonnay|sauvignon|riesling|(?:glass|bottle)s? of (?:red|white))\b",
-            r"喝酒|啤酒|红酒|白酒|干杯|喝醉|宿醉|鸡尾酒|威士忌|喝了(?:一|两|几)?(?:杯|瓶)酒",
+            r"chardonnay|sauvignon|riesling|(?:glass|bottle)s? of (?:red|white))\b|"
+            r"\b(?:i|we) (?:still |do )?drink\b(?! (?:coffee|tea|water|"
+            r"milk|juice|soda|caffeine|decaf|kombucha|smoothies))",
+            r"喝酒|(?<!无醇)(?<!无酒精)啤酒|红酒|白酒|干杯|喝醉|宿醉|鸡尾酒|威士忌|喝了(?:一|两|几)?(?:杯|瓶)酒|喝多了|喝大了|小酌",
         ),
     ),
     "coffee": (
@@ -61,14 +65,16 @@ DIET_FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
         (
             "abstains",
             rf"\b(?:quit|stopped|gave up|{NEGATION}) smok(?:e|ing)\b|\bnon-?smoker\b|\bsmoke-free\b|"
-            r"\bhaven'?t (?:had|touched|smoked) a (?:single )?(?:cigarette|smoke)\b",
-            r"戒烟|不抽烟|不吸烟|从不抽烟|戒了烟",
+            r"\bhaven'?t (?:had|touched|smoked) a (?:single )?(?:cigarette|smoke)\b|\bnicotine-free\b|"
+            r"\bquit cold turkey\b",
+            r"戒烟|不抽烟|不吸烟|从不抽烟|戒了烟|(?:递烟|烟)\S{0,4}(?:摆手|不碰)",
         ),
         (
             "consumes",
             r"\b(?:smoke break|cigarettes?|cigs|a smoke|pack of (?:cigarettes|smokes)|vap(?:e|ing)|lit up|"
-            r"smoking again|i smoke|(?:a |half a |two )?packs? a day)\b",
-            r"抽烟|吸烟|一根烟|烟瘾|抽了(?:一|两|几)?(?:根|支)",
+            r"smoking again|i smoke|(?:a |half a |two )?packs? a day|light(?:ed|"
+            r"ing)? up (?:outside|a cig|a smoke|again)|elf ?bar|juul)\b",
+            r"抽烟|吸烟|一根烟|烟瘾|抽了(?:一|两|几)?(?:根|支)|一根接一根|一(?:天|包)\S{0,4}烟",
         ),
     ),
     "spicy": (

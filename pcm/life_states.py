@@ -45,11 +45,12 @@ _PEOPLE_ZH = (
 #: a clause whose subject is another person: what it says is not about the speaker
 _THIRD_PERSON_EN = re.compile(
     rf"\b(?:he|she|they|him|them|his|her|their|you|your|those|"
-    rf"(?:my|our|a|the) (?:{_PEOPLE_EN}|family|guests?|team)|everyone|everybody|people|others)\b",
+    rf"(?:my|our|a|the) (?:(?:little|older|younger|big|best|baby|twin|new|ex|old|close|step)[- ])?"
+    rf"(?:{_PEOPLE_EN}|family|guests?|team|classmates?)|everyone|everybody|people|others)\b",
     re.I,
 )
 _THIRD_PERSON_ZH = re.compile(
-    r"大家|别人|其他人|他|她|你|爸|妈|父母|朋友|同事|老公|老婆|男朋友|女朋友|孩子|儿子|女儿|姐|哥|弟|妹|室友|邻居|家人"
+    r"大家|别人|其他人|他|她|你|爸|妈|父母|朋友|同事|同学|老公|老婆|男朋友|女朋友|孩子|儿子|女儿|姐|哥|弟|妹|室友|邻居|家人"
 )
 #: a text that opens on someone the speaker knows ("So my brother…", "我表哥…", "我们领导…")
 _OPENS_ON_SOMEONE_EN = re.compile(
@@ -72,11 +73,18 @@ _SPEAKER_ACTS_ON_EN = re.compile(
 )
 _COMPANION_ZH = re.compile(r"(?:跟|和|与|陪|同)$")
 
-#: a clause about the speaker's past ("when I was in college", "以前") says nothing about them now
+#: a clause about the speaker's past ("when I was in college", "以前") says nothing about them now,
 _PAST_EN = re.compile(
     r"\b(?:used to|when i was|back when|back in|as a kid|growing up|years ago|formerly|previously)\b", re.I
 )
 _PAST_ZH = re.compile(r"以前|小时候|当年|曾经|那时候|上学的时候")
+#: ... nor does a clause about what might be, is wished or planned ("if I ever make it to Napa", "要是")
+_UNREAL_EN = re.compile(
+    r"\b(?:if|unless|i'?d (?:love|like) to|wants? to|wish|someday|one day|hope to|dream of|might|maybe|"
+    r"thinking (?:about|of)|planning (?:to|on)|considering|for when|once (?:i|we)|when (?:i|we) (?:have|get|become))\b",
+    re.I,
+)
+_UNREAL_ZH = re.compile(r"如果|要是|假如|万一|怕|想要|打算|梦想|以后想|考虑")
 
 
 @lru_cache(maxsize=1)
@@ -93,7 +101,7 @@ def _about_speaker(text: str, start: int, chinese: bool) -> bool:
     ends = [m.end() for m in _CLAUSE_END.finditer(text, 0, start)]
     before = text[ends[-1] if ends else 0 : start]
     companion = _COMPANION_ZH if chinese else _COMPANION_EN
-    if (_PAST_ZH if chinese else _PAST_EN).search(before):
+    if (_PAST_ZH if chinese else _PAST_EN).search(before) or (_UNREAL_ZH if chinese else _UNREAL_EN).search(before):
         return False
     return not any(
         not companion.search(before, 0, person.start()) and not (not chinese and _company_en(before, person))

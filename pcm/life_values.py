@@ -167,15 +167,15 @@ _STUDY_ALIASES = {"cs": "computer science", "compsci": "computer science", "econ
 #: languages and frameworks (regex → the language it is), English and Chinese
 _LANGUAGES = {
     r"english|英语|英文": "english",
-    r"spanish|西班牙语": "spanish",
-    r"french|法语": "french",
-    r"german|德语": "german",
-    r"japanese|日语": "japanese",
+    r"spanish|西班牙语|西语|dele": "spanish",
+    r"french|法语|法文|delf|dalf": "french",
+    r"german|德语|德文|goethe": "german",
+    r"japanese|日语|日文|jlpt": "japanese",
     r"korean|韩语": "korean",
     r"italian|意大利语": "italian",
     r"portuguese|葡萄牙语": "portuguese",
     r"russian|俄语": "russian",
-    r"mandarin|普通话|中文": "mandarin",
+    r"mandarin|普通话|中文|hsk": "mandarin",
     r"cantonese|粤语": "cantonese",
     r"arabic|阿拉伯语": "arabic",
     r"javascript|js|react|vue|angular|node(?:\.js)?|next\.js|typescript": "javascript",
@@ -198,8 +198,10 @@ _LANGUAGE = "(" + "|".join(_LANGUAGES) + ")"
 _LACKS_EN = re.compile(
     rf"\b(?:never (?:touched|used|written|learned|learnt|studied|coded in|programmed in|spoken)|"
     rf"(?:don'?t|do not|can'?t|cannot|couldn'?t) (?:speak|read|write|code in|program in|understand)|"
-    rf"(?:zero|no) experience (?:with|in)|know nothing about) (?:a word of |any |a line of )?{_LANGUAGE}\b|"
-    rf"\bmy {_LANGUAGE} is (?:terrible|awful|really bad|so bad|nonexistent)\b",
+    rf"(?:zero|no) experience (?:with|in)|know nothing about|(?:don'?t|do not) know|know zero|never took) "
+    rf"(?:a word of |any |a line of )?{_LANGUAGE}\b|"
+    rf"\bmy {_LANGUAGE}(?: is|'s) (?:terrible|awful|really bad|so bad|non-?existent)\b|"
+    rf"\b(?:zero|no) {_LANGUAGE}\b(?! (?:problems?|issues?|errors?))",
     re.I,
 )
 _USES_EN = re.compile(
@@ -208,15 +210,20 @@ _USES_EN = re.compile(
     rf"\bmy {_LANGUAGE} (?:app|project|code|codebase|component|frontend|site|script)s?\b|"
     rf"\bfluent in {_LANGUAGE}\b|\b{_LANGUAGE} fluently\b|"
     rf"\b(?:learning|studying|practi[sc]ing|taking) {_LANGUAGE}\b|"
-    rf"\b{_LANGUAGE} (?:tutor|teacher|class|classes|lessons?|course|homework|exam|flashcards|streak)\b",
+    rf"\b{_LANGUAGE} (?:tutor|teacher|class|classes|lessons?|course|homework|exam|flashcards|streak)\b|"
+    rf"\b(?:i|we) (?:speak|write|code in|program in) {_LANGUAGE}\b|\bmy {_LANGUAGE}(?: is|'s) (?:fluent|conversational|"
+    rf"decent|good|solid|pretty good)\b|\bduolingo {_LANGUAGE}\b|\b{_LANGUAGE} (?:for a living|at work|every day)\b|"
+    rf"\bpassed (?:my |the )?{_LANGUAGE}\b",
     re.I,
 )
 _LACKS_ZH = re.compile(
-    rf"(?:不会(?:说|讲|写|用)?|完全不懂|没学过|看不懂|听不懂){_LANGUAGE}|{_LANGUAGE}(?:特别|很|非常|超级|太)?(?:差|烂)",
+    rf"(?:不会(?:说|讲|写|用)?|完全不懂|没学过|看不懂|听不懂){_LANGUAGE}|{_LANGUAGE}(?:特别|很|非常|超级|太)?(?:差|烂)|"
+    rf"一句{_LANGUAGE}都不会|{_LANGUAGE}一点都不会|{_LANGUAGE}\S{{0,3}}一窍不通|没(?:写|用|学)过{_LANGUAGE}",
     re.I,
 )
 _USES_ZH = re.compile(
-    rf"用{_LANGUAGE}(?:跟|和|与|给|写|开|交流|聊|做|讲|汇报|演讲|面试)|(?:在|开始|报班)学{_LANGUAGE}|"
+    rf"用{_LANGUAGE}(?:跟|和|与|给|写|开|交流|聊|做|讲|汇报|演讲|面试)|(?:在|开始|报班|自)学{_LANGUAGE}|"
+    rf"我会(?:说|讲)?{_LANGUAGE}|天天写{_LANGUAGE}|{_LANGUAGE}[A-C][12]|{_LANGUAGE}N[1-5]|"
     rf"{_LANGUAGE}口语(?:很|挺|特别|非常|超)?(?:好|不错|流利)|{_LANGUAGE}(?:说得)?(?:很|挺|特别|非常)?流利",
     re.I,
 )

@@ -103,3 +103,47 @@ def test_the_blind_pair_file_keeps_its_written_rules():
     assert len(rows) == 149 and len({r["id"] for r in rows}) == 149
     assert Counter(r["label"] for r in rows) == {"contradiction": 70, "consistent": 39, "novel": 40}
     assert Counter(r["lang"] for r in rows)["zh"] == 29
+
+
+STATEMENTS = [
+    {"facet": "meat", "state": "abstains", "lang": "en", "text": "I've been vegetarian since college."},
+    {"facet": "meat", "state": "consumes", "lang": "en", "text": "Asked the butler for a cup of tea."},  # missed
+    {"facet": "meat", "state": "none_asserted", "lang": "en", "text": "My sister just went vegan."},
+    # a false read: the second clause drops its subject, so it reads as the speaker's
+    {"facet": "skill:javascript", "state": "none_asserted", "lang": "zh", "text": "我男朋友是前端工程师，天天写JS"},
+]
+
+
+def test_statement_reads_count_right_reads_and_false_reads_per_language(tmp_path, write_jsonl):
+    from evals.bench.life_state_reach import load_statements, statement_reads
+
+    results = statement_reads(load_statements(write_jsonl(tmp_path / "s.jsonl", STATEMENTS)))
+    assert results["by_language"]["en"] == {"statements": 2, "read_right": 1, "near_misses": 1, "false_reads": 0}
+    assert results["by_language"]["zh"] == {"statements": 0, "read_right": 0, "near_misses": 1, "false_reads": 1}
+    assert [m["text"] for m in results["missed"]] == [STATEMENTS[1]["text"]]
+    assert results["false_reads"][0]["read"] == "uses"
+
+
+def test_a_statement_without_a_facet_is_an_error_naming_its_line_and_the_command_writes_nothing(tmp_path, write_jsonl):
+    bad = write_jsonl(tmp_path / "bad.jsonl", [STATEMENTS[0], {"state": "has", "lang": "en", "text": "hi"}])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["life-states", "--statements", str(bad), "--out", str(out)])
+    assert result.exit_code != 0 and "bad.jsonl:2" in re.sub(r"[\s│╭╮╰╯─]", "", result.output)
+    assert "needsfacet" in re.sub(r"[\s│╭╮╰╯─]", "", result.output)
+    assert not out.exists()
+
+
+def test_the_statement_files_were_split_in_two_halves_by_text():
+    """evals/data/life_statements_{dev,test}.jsonl: 938 statements written by a helper that saw no code or
+    data, split by a hash of the text; the dev half's errors were read, the test half's never."""
+    import zlib
+    from pathlib import Path
+
+    from evals.bench.life_state_reach import load_statements
+
+    data = Path(__file__).resolve().parents[2] / "evals" / "data"
+    dev, test = (load_statements(data / f"life_statements_{half}.jsonl") for half in ("dev", "test"))
+    assert len(dev) + len(test) == 938
+    assert {zlib.crc32(r["text"].encode()) % 2 for r in dev} == {0} and {
+        zlib.crc32(r["text"].encode()) % 2 for r in test
+    } == {1}

@@ -215,6 +215,39 @@ def test_a_superseded_memory_comes_after_its_successor(services, ctx):
     assert unexpanded.index(old.id) < unexpanded.index(new.id)
 
 
+def test_a_question_asking_when_leaves_a_superseded_event_in_its_place(services, ctx):
+    """ "Lost my job", then "running my own studio": the job loss keeps its date, so "When did…?" finds it first."""
+    graph = services.store.open("jon")
+    lost = fact("Lost my job as a banker yesterday, so I'm gonna try starting my own business", weight=0.7)
+    studio = fact("I love running my own dance studio, it's great having the freedom", weight=0.5)
+    for node in (lost, studio):
+        graph.add_node(node, reason="t", agent="t")
+    graph.add_edge(MemoryEdge(source=studio.id, target=lost.id, relation="supersedes", weight=0.8))
+    for query, first in (
+        ("When did Jon lose his job as a banker?", lost),
+        ("Did Jon lose his job as a banker?", studio),
+    ):
+        found = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx)]
+        assert found[0] == first.id, query
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("When did Jon lose his job?", True),
+        ("What year did Gina open her store?", True),
+        ("How long ago did she move?", True),
+        ("用户什么时候搬的家？", True),
+        ("What does the user do for work?", False),
+        ("What pet did the user adopt?", False),
+    ],
+)
+def test_asks_when_tells_a_question_about_when_something_happened(question, asks):
+    from pcm.world.dates import asks_when
+
+    assert asks_when(question) is asks
+
+
 def test_a_chain_of_successors_puts_its_latest_link_first(services, ctx):
     """Chicago ← Denver ← Portland: reached through Chicago, Denver still yields to Portland."""
     graph = services.store.open("hana")

@@ -90,6 +90,19 @@ class TimeWindow:
         return tuple(_month_interval(year, self.month) for year in sorted(set(years)))
 
 
+#: a question about when something happened ("When did Jon lose his job?", "什么时候")
+_ASKS_WHEN = re.compile(
+    r"^\W*when\b|\b(?:what|which) (?:day|date|year|month|time)\b|\bhow long ago\b|什么时候|哪天|哪一年|几月|几号", re.I
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether `text` asks when something happened. Such a question asks for an event, which keeps its date
+    after the state it began has ended ("lost my job", then "running my own studio"): search leaves a
+    superseded memory in its place for it instead of showing its successor first."""
+    return bool(_ASKS_WHEN.search(text))
+
+
 def asked_time(text: str) -> TimeWindow | None:
     """The day or month `text` asks about (module docstring), or None when it names none."""
     day = _first_day(text)

@@ -59,7 +59,7 @@ from pcm.formulas import (
 from pcm.life_states import clashes, life_states
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
 from pcm.world.answer_types import answers_raised, asked_types, nearest_answering
-from pcm.world.dates import asked_time, time_evidence
+from pcm.world.dates import asked_time, asks_when, time_evidence
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.representation import index_vectors
 from pcm.world.story import answers_first, story_scores
@@ -112,9 +112,9 @@ def retrieve(
     use_answer_type: bool = True,
 ) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
-    which), except that a superseded memory comes right after its successor; empty memory gives an
-    empty list. `across_scripts`: also the memories the encoder cannot compare with the query (module
-    docstring), compared by the encoder `multilingual()` returns when it is given. Ablations: `use_time`
+    which), except that a superseded memory comes right after its successor (unless the query `asks_when`);
+    empty memory gives an empty list. `across_scripts`: also the memories the encoder cannot compare with the
+    query (module docstring), compared by the encoder `multilingual()` returns when it is given. Ablations: `use_time`
     off, without the time key; `use_answer_type` off, without the answer type; `expand` off, neither the
     story links (day and entity) nor the 1-hop neighbours (`follow_entities` off: no entity pull)."""
     top_k = top_k or ctx.top_k
@@ -141,7 +141,7 @@ def retrieve(
     if expand:
         # direct evidence keeps its places; what expansion adds comes after it
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
-        hits = _successors_first(graph, hits, ctx, intent, exclude, use_contests)
+        hits = hits if asks_when(query) else _successors_first(graph, hits, ctx, intent, exclude, use_contests)
     return hits
 
 

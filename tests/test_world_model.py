@@ -201,34 +201,45 @@ def test_unknown_user_is_an_error_when_not_creating(services):
     assert not services.store.user_folder("ghost").exists()
 
 
-def test_a_superseded_memory_comes_after_its_successor(services, ctx):
-    graph = services.store.open("gus")
-    old = fact("Gus deploys everything to Heroku", weight=0.7)
-    new = fact("Gus moved all services to Fly.io last month", weight=0.5)
-    for node in (old, new):
+def _supersession_chain(services, user, *texts_and_weights):
+    """A user's graph holding one fact per (text, weight), each superseding the one before it."""
+    graph = services.store.open(user)
+    nodes = [fact(text, weight=weight) for text, weight in texts_and_weights]
+    for node in nodes:
         graph.add_node(node, reason="t", agent="t")
-    graph.add_edge(MemoryEdge(source=new.id, target=old.id, relation="supersedes", weight=0.8))
+    for old, new in zip(nodes, nodes[1:]):
+        graph.add_edge(MemoryEdge(source=new.id, target=old.id, relation="supersedes", weight=0.8))
+    return graph, nodes
+
+
+def _found(services, ctx, graph, query, **options):
+    return [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx, **options)]
+
+
+def test_a_superseded_memory_comes_after_its_successor(services, ctx):
+    graph, (old, new) = _supersession_chain(
+        services, "gus", ("Gus deploys everything to Heroku", 0.7), ("Gus moved all services to Fly.io last month", 0.5)
+    )
     query = "Does Gus deploy to Heroku?"
-    found = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx)]
+    found = _found(services, ctx, graph, query)
     assert found.index(new.id) < found.index(old.id)
-    unexpanded = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx, expand=False)]
+    unexpanded = _found(services, ctx, graph, query, expand=False)
     assert unexpanded.index(old.id) < unexpanded.index(new.id)
 
 
 def test_a_question_asking_when_leaves_a_superseded_event_in_its_place(services, ctx):
     """ "Lost my job", then "running my own studio": the job loss keeps its date, so "When did…?" finds it first."""
-    graph = services.store.open("jon")
-    lost = fact("Lost my job as a banker yesterday, so I'm gonna try starting my own business", weight=0.7)
-    studio = fact("I love running my own dance studio, it's great having the freedom", weight=0.5)
-    for node in (lost, studio):
-        graph.add_node(node, reason="t", agent="t")
-    graph.add_edge(MemoryEdge(source=studio.id, target=lost.id, relation="supersedes", weight=0.8))
+    graph, (lost, studio) = _supersession_chain(
+        services,
+        "jon",
+        ("Lost my job as a banker yesterday, so I'm gonna try starting my own business", 0.7),
+        ("I love running my own dance studio, it's great having the freedom", 0.5),
+    )
     for query, first in (
         ("When did Jon lose his job as a banker?", lost),
         ("Did Jon lose his job as a banker?", studio),
     ):
-        found = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx)]
-        assert found[0] == first.id, query
+        assert _found(services, ctx, graph, query)[0] == first.id, query
 
 
 @pytest.mark.parametrize(
@@ -250,16 +261,15 @@ def test_asks_when_tells_a_question_about_when_something_happened(question, asks
 
 def test_a_chain_of_successors_puts_its_latest_link_first(services, ctx):
     """Chicago ← Denver ← Portland: reached through Chicago, Denver still yields to Portland."""
-    graph = services.store.open("hana")
-    chicago = fact("Hana lives in Chicago, right by the lake", weight=0.7)
-    denver = fact("Hana moved to Denver for work", weight=0.6)
-    portland = fact("Officially a Portland resident as of last week, the boxes are unpacked", weight=0.5)
-    for node in (chicago, denver, portland):
-        graph.add_node(node, reason="t", agent="t")
-    for new, old in ((denver, chicago), (portland, denver)):
-        graph.add_edge(MemoryEdge(source=new.id, target=old.id, relation="supersedes", weight=0.8))
+    graph, (chicago, denver, portland) = _supersession_chain(
+        services,
+        "hana",
+        ("Hana lives in Chicago, right by the lake", 0.7),
+        ("Hana moved to Denver for work", 0.6),
+        ("Officially a Portland resident as of last week, the boxes are unpacked", 0.5),
+    )
     query = "Which city does Hana live in?"
-    found = [m.id for m in retrieve(graph, query, services.embedder.encode_one(query), ctx)]
+    found = _found(services, ctx, graph, query)
     assert found.index(portland.id) < found.index(denver.id) < found.index(chicago.id)
 
 

@@ -31,9 +31,18 @@ from tests.test_world_model import fact
         ("which cities Tim has visited", {PLACE}),
         ("I moved to a new city last month", set()),
         ("她去过哪些城市？", {PLACE}),
-        ("用户住在哪里？", {PLACE}),
+        ("用户住在哪里？", {PLACE, "life:home"}),
         ("他最近看了什么电影？", {TITLE}),
-        ("她喜欢吃什么？", set()),
+        ("她喜欢吃什么？", {"life:diet"}),
+        # a question about a facet of the user's life (`pcm.life_states`)
+        ("What diet does the user follow?", {"life:diet"}),
+        ("Does the user have any food intolerances?", {"life:diet"}),
+        ("What does the user do for work?", {"life:work"}),
+        ("What is the user's current academic status?", {"life:schooling"}),
+        ("What pet does the user have?", {"life:pets"}),
+        ("Where does the user live?", {PLACE, "life:home"}),
+        ("用户喝酒吗？", {"life:alcohol"}),
+        ("我戒酒三年了", set()),  # a statement asks for nothing
     ],
 )
 def test_the_kind_of_answer_a_question_asks_for(question, kinds):
@@ -104,6 +113,25 @@ def test_a_memory_naming_a_place_or_a_quoted_title_answers_and_its_score_rises_w
     assert raised[0] == pytest.approx((trip, 0.7, 0.8, 0.2 * 0.7 / 0.5))
     assert raised[1] == (chat, 0.6, 1.0, 0.3)
     assert answers_raised(graph, scored, frozenset({PLACE}), 0.0) == scored
+
+
+def test_a_memory_stating_a_life_state_of_the_asked_facet_answers(ctx):
+    graph, nodes = _memory(
+        Services(ctx),
+        [
+            ("For context, I've been vegan for almost five years now", []),
+            ("I switched from almond milk to oat milk and my latte is creamier", []),
+            ("My sister is vegetarian", []),  # a state of someone else's
+            ("我戒酒三年了，以前喝得太凶", []),
+        ],
+    )
+    vegan, latte, sister, sober = (nodes[t].id for t in nodes)
+    ids = [vegan, latte, sister, sober]
+    assert answering_memories(graph, ids, asked_types("What diet does the user follow?")) == {vegan}
+    assert answering_memories(graph, ids, asked_types("用户喝酒吗？")) == {sober}
+    assert answering_memories(graph, ids, asked_types("What does the user do for work?")) == set()
+    # only the memories whose states are read (search: the strongest candidates) can answer a facet
+    assert answering_memories(graph, ids, asked_types("What diet does the user follow?"), {latte, sister}) == set()
 
 
 def test_a_speaker_named_like_a_place_is_no_answer(ctx):

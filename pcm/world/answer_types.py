@@ -103,8 +103,8 @@ _QUOTED_TITLE = re.compile(r'"[^"\n]{2,60}"|“[^”\n]{2,60}”|《[^》\n]{1,4
 
 
 def asked_types(query: str) -> frozenset[str]:
-    """The kinds of answer `query` asks for: {PLACE}, {TITLE}, both, or none (a sentence that is no
-    question asks for none: "I moved to a new city")."""
+    """The kinds of answer `query` asks for: PLACE, TITLE, the life states of a facet (`life:<kind>`),
+    several, or none (a sentence that is no question asks for none: "I moved to a new city")."""
     chinese = has_cjk(query)
     if chinese:
         place, title = _ASKS_PLACE_ZH.search(query), _ASKS_TITLE_ZH.search(query)

@@ -146,7 +146,10 @@ def answers_raised(graph, scored: list, kinds: frozenset[str], strength: float) 
     """Each (id, sim, P(d|I), score) of `scored` whose memory names an answer of one of `kinds`
     (`answering_memories`) with sim raised by `strength` (`raise_similarity`, evidence 1) and its
     score with it: Score = sim·P(d|I)·w, so it scales by sim'/sim."""
-    strongest = {hit[0] for hit in sorted(scored, key=lambda hit: -hit[3])[:LIFE_STATE_CANDIDATES]}
+    asks_a_facet = any(kind.startswith("life:") for kind in kinds)
+    strongest = (
+        {hit[0] for hit in sorted(scored, key=lambda hit: -hit[3])[:LIFE_STATE_CANDIDATES]} if asks_a_facet else None
+    )
     answering = answering_memories(graph, [hit[0] for hit in scored], kinds, strongest) if strength > 0 else set()
     raised = []
     for node_id, similarity, relevance, score in scored:

@@ -16,6 +16,7 @@ from pcm.world.knowledge_graph import user_key
 from pcm.world.persistence import atomic_write_text
 from pcm.world.retrieval import retrieve
 from pcm.world.story import nearby_turn_scores, shared_entity_scores
+from pcm.world.supersession import event_weights, weight_before_supersession
 
 
 @pytest.fixture
@@ -240,6 +241,25 @@ def test_a_question_asking_when_leaves_a_superseded_event_in_its_place(services,
         ("Did Jon lose his job as a banker?", studio),
     ):
         assert _found(services, ctx, graph, query)[0] == first.id, query
+
+
+def test_a_question_asking_when_reads_a_superseded_event_at_its_weight_before_the_correction(services, ctx):
+    """Gina's job loss, decayed by "running my own biz", still answers "When did Gina lose her job…?" above a
+    later turn that mentions it in passing; other questions read it at its decayed weight."""
+    graph, (lost, business) = _supersession_chain(
+        services,
+        "gina",
+        ("I also lost my job at Door Dash this month", 0.75),
+        ("I'm starting and running my own clothing biz now", 0.5),
+    )
+    graph.update_node(lost.id, weight=0.2, reason="contradicted by turn 2", agent="correction")
+    mention = fact("Since I lost my job at Door Dash, things have been tough", weight=0.6)
+    graph.add_node(mention, reason="t", agent="t")
+    assert event_weights(graph, [lost.id, mention.id]) == {lost.id: pytest.approx(0.75)}
+    assert _found(services, ctx, graph, "When did Gina lose her job at Door Dash?")[0] == lost.id
+    assert _found(services, ctx, graph, "Did Gina lose her job at Door Dash?")[0] == mention.id
+    graph.update_node(lost.id, weight=0.3, reason="reaffirmed by turn 3", agent="maintenance")
+    assert weight_before_supersession(graph, lost.id) is None
 
 
 @pytest.mark.parametrize(

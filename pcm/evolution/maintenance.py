@@ -25,11 +25,10 @@ from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memo
 from pcm.formulas import reaffirmed_weight, reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, utcnow
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
-from pcm.world.supersession import REAFFIRMS, standing_supersessions
+from pcm.world.supersession import REAFFIRMED, REAFFIRMS, standing_supersessions, weight_before_supersession
 from pcm.world.text import content_words
 
 AGENT = "maintenance"
-REAFFIRMED = "reaffirmed"
 SECONDS_PER_DAY = 86400.0
 
 
@@ -85,18 +84,6 @@ def reinforce(
                 )
             )
     return changes
-
-
-def weight_before_supersession(graph: WeightedKnowledgeGraph, node_id: str) -> float | None:
-    """The memory's weight just before the first correction that decayed it since it was last
-    reaffirmed (None: no correction decayed it)."""
-    before = None
-    for event in graph.history(node_id):
-        if event.agent == AGENT and event.reason.startswith(REAFFIRMED):
-            before = None
-        elif event.agent == "correction" and event.old_weight is not None and before is None:
-            before = event.old_weight
-    return before
 
 
 def reaffirm(

@@ -1,40 +1,37 @@
 """Intent-masked retrieval: Score = sim · P(d|I) · w, top-k above δ, then 1-hop expansion.
 
-`sim`, what a memory is about, is estimated from three evidences:
-- dense: the query's cosine with the memory's own dated text and with its text in context,
-  mixed with `context_weight` (`pcm.world.representation`);
-- lexical (the processing-flow document's optional keyword term): BM25 of the same two texts,
-  each over the query's best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
-- the query's subject: a query that asks about one of the memory's speakers ("What did Caroline
-  research?", "What did Tim suggest to John?": Tim) raises that speaker's memories, sim' = sim +
-  ρ·(1 − sim), ρ = `speaker_weight`;
-- time: a query that names a day or a month ("on 13 October, 2023", "in July") raises the memories
-  from then (their session time or a day their text names, `pcm.world.dates`): sim' = sim +
-  κ_t·e^(−d/τ)·(1 − sim), d the days outside that time (`pcm.formulas.time_match`).
-- the answer type: a question asking for places or titles raises the memories that name one (and
-  adds the nearest of them to the candidates), sim' = sim + κ_a·(1 − sim) (`pcm.world.answer_types`).
-P(d|I) is the spec's mask with ε grown as the mask's evidence weakens: ε' = 1 − (1 − ε)·c·ι', c the
-router's confidence in the query's intent, ι how far this memory's neighbouring facts share domains
-beyond chance (`domain_agreement`) and ι' its part above the floor ι₀ (`agreement_beyond`). With no
-shared words, no named speaker, no named time and μ = 0, sim is the spec's cosine. Candidates come
-from the vector, the lexical and the time index, so a memory that shares a rare name with the query,
-or was said on the day it asks about, is found even when its embedding is far away. Last comes
-expansion, which follows the graph's edges inside the ranking (`pcm.world.story`): a memory linked
-to the day node of a strong match (`said_on`) rises with it, Score' = Score·(1 + β·s_day/s_max)
-(`pcm.formulas.same_day_score`, β = `day_weight`): the pieces of one story told in one sitting; and
-a memory naming an entity (not a speaker) that a stronger match names (`mentions`) can be pulled
-toward that match, never past it, Score' = Score + β_e·ι_e·(S_e − Score) (`shared_entity_score`, ι_e
-how few memories name e; off by default, β_e = 0, since stems in the lexical evidence find what it
-pulled up); the other 1-hop neighbours of the top k come after it.
+`sim`, what a memory is about, is estimated from these evidences:
+- dense: the query's cosine with the memory's own dated text and with its text in context, mixed with
+  `context_weight` (`pcm.world.representation`);
+- lexical (the processing-flow document's optional keyword term): BM25 of the same two texts, each over the query's
+  best match, mixed alike; sim = cos + κ·bm25·(1 − cos), κ = `lexical_weight`;
+- the query's subject: a query that asks about one of the memory's speakers ("What did Caroline research?", "What
+  did Tim suggest to John?": Tim) raises that speaker's memories, sim' = sim + ρ·(1 − sim), ρ = `speaker_weight`;
+- time: a query that names a day or a month ("on 13 October, 2023", "in July") raises the memories from then (their
+  session time or a day their text names, `pcm.world.dates`): sim' = sim + κ_t·e^(−d/τ)·(1 − sim), d the days
+  outside that time (`pcm.formulas.time_match`).
+- the answer type: a question asking for places, titles or a facet of the user's life raises the memories that answer
+  it (the nearest naming a place or title join the candidates), sim' = sim + κ_a·(1 − sim) (`pcm.world.answer_types`).
+P(d|I) is the spec's mask with ε grown as the mask's evidence weakens: ε' = 1 − (1 − ε)·c·ι', c the router's
+confidence in the query's intent, ι how far this memory's neighbouring facts share domains beyond chance
+(`domain_agreement`) and ι' its part above the floor ι₀ (`agreement_beyond`). With no shared words, no named
+speaker, no named time and μ = 0, sim is the spec's cosine. Candidates come from the vector, the lexical and the
+time index, so a memory that shares a rare name with the query, or was said on the day it asks about, is found
+even when its embedding is far away. Last comes expansion, which follows the graph's edges inside the ranking
+(`pcm.world.story`): a memory linked to the day node of a strong match (`said_on`) rises with it, Score' =
+Score·(1 + β·s_day/s_max) (`pcm.formulas.same_day_score`, β = `day_weight`): the pieces of one story told in one
+sitting; and a memory naming an entity (not a speaker) that a stronger match names (`mentions`) can be pulled
+toward that match, never past it, Score' = Score + β_e·ι_e·(S_e − Score) (`shared_entity_score`, ι_e how few
+memories name e; off by default, β_e = 0, since stems in the lexical evidence find what it pulled up); the other
+1-hop neighbours of the top k come after it.
 
-An English-only encoder cannot compare an English query with a Chinese memory (cosine ≈ 0 whatever
-they say), so with `encoder_multilingual` off, `across_scripts` search also scores the latest memories
-written in the other script with cosine taken as 0 (their lexical evidence still counts) and keeps
-them even below δ: their sim is unknown, not low. They rank after every memory the encoder could
-compare, ordered by P(d|I)·w, so the current fact of a Chinese conversation still outranks the one
-it superseded when an agent asks in English. Given the multilingual encoder (`multilingual`), their
-cosine is its cosine instead. The evolution step does not use this: a memory of unknown relevance
-is no evidence for routing or for what a turn confirms or contradicts.
+An English-only encoder cannot compare an English query with a Chinese memory (cosine ≈ 0 whatever they say), so
+with `encoder_multilingual` off, `across_scripts` search also scores the latest memories written in the other script
+with cosine taken as 0 (their lexical evidence still counts) and keeps them even below δ: their sim is unknown, not
+low. They rank after every memory the encoder could compare, ordered by P(d|I)·w, so the current fact of a Chinese
+conversation still outranks the one it superseded when an agent asks in English. Given the multilingual encoder
+(`multilingual`), their cosine is its cosine instead. The evolution step does not use this: a memory of unknown
+relevance is no evidence for routing or for what a turn confirms or contradicts.
 """
 
 from __future__ import annotations
@@ -63,7 +60,7 @@ from pcm.world.dates import asked_time, asks_when, time_evidence
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.representation import index_vectors
 from pcm.world.story import answers_first, story_scores
-from pcm.world.supersession import standing_supersessions
+from pcm.world.supersession import event_weights, standing_supersessions
 from pcm.world.text import has_cjk, in_first_person, speaker_asked_about
 
 #: the time index is searched this many tolerances τ around the time a query names (e^(−3) ≈ 0.05)
@@ -112,7 +109,8 @@ def retrieve(
     use_answer_type: bool = True,
 ) -> list[RetrievedMemory]:
     """The top-k memories for `query`, best score first, then their expansions (`via` tells which is
-    which), except that a superseded memory comes right after its successor (unless the query `asks_when`);
+    which), except that a superseded memory comes right after its successor (unless the query `asks_when`: then
+    it is read at its weight before the correction, `event_weights`);
     empty memory gives an empty list. `across_scripts`: also the memories the encoder cannot compare with the
     query (module docstring), compared by the encoder `multilingual()` returns when it is given. Ablations: `use_time`
     off, without the time key; `use_answer_type` off, without the answer type; `expand` off, neither the
@@ -131,7 +129,9 @@ def retrieve(
     kinds = asked_types(query) if use_answer_type and ctx.answer_type_weight > 0 else frozenset()
     dense.update(nearest_answering(graph, query_vector, kinds, dense, ctx.answer_type_candidates))
     subject = _subject(graph, query, ctx)
-    scored = _scored(graph, subject, (dense, lexical, uncomparable), intent, ctx, asked, use_weights, exclude)
+    when = asks_when(query)  # an event keeps its date after the state it began has ended: no decay, no reorder
+    weights = (event_weights(graph, dense) if when else {}) if use_weights else None
+    scored = _scored(graph, subject, (dense, lexical, uncomparable), intent, ctx, asked, weights, exclude)
     scored = answers_raised(graph, scored, kinds, ctx.answer_type_weight)
     scored = story_scores(graph, scored, ctx, same_sitting=expand, shared_entities=expand and follow_entities)
     hits = [_as_retrieved(graph, *hit, "search") for hit in sorted(scored, key=lambda hit: -hit[3])]
@@ -141,7 +141,7 @@ def retrieve(
     if expand:
         # direct evidence keeps its places; what expansion adds comes after it
         hits = [*hits, *_expand(graph, hits, ctx, intent, use_weights, exclude)]
-        hits = hits if asks_when(query) else _successors_first(graph, hits, ctx, intent, exclude, use_contests)
+        hits = hits if when else _successors_first(graph, hits, ctx, intent, exclude, use_contests)
     return hits
 
 
@@ -181,12 +181,12 @@ def _scored(
     intent: Mapping[str, float] | None,
     ctx: PCMContext,
     asked: tuple[tuple[datetime, datetime], ...],
-    use_weights: bool,
+    weights: Mapping[str, float] | None,
     exclude: set[str],
 ) -> list[tuple[str, float, float, float]]:
     """(id, sim, P(d|I), score) of each candidate above δ (and each one the encoder cannot compare):
     sim from the cosine raised by lexical, speaker (`subject`, the one speaker the query names) and
-    time evidence (module docstring)."""
+    time evidence (module docstring); w a memory's weight, or its weight in `weights` (None: 1)."""
     dense, lexical, uncomparable = candidates
     scored: list[tuple[str, float, float, float]] = []
     for node_id, cosine in dense.items():
@@ -202,7 +202,7 @@ def _scored(
             evidence = time_evidence(asked, attrs, ctx.time_tolerance_days)
             similarity = raise_similarity(similarity, evidence, ctx.time_weight)
         relevance = intent_relevance(intent, attrs.get("domain"), attrs.get("domain_distribution"))
-        weight = attrs["weight"] if use_weights else 1.0
+        weight = 1.0 if weights is None else weights.get(node_id, attrs["weight"])
         if node_id in uncomparable:
             similarity = max(similarity, ctx.min_score)
         score = retrieval_score(similarity, relevance, weight)

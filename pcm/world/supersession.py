@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pcm.formulas import reaffirmed_weight
+
 SUPERSEDES = "supersedes"
 REAFFIRMS = "reaffirms"
+#: the start of the audit reason maintenance writes when it reaffirms a superseded memory
+REAFFIRMED = "reaffirmed"
 
 
 def standing_supersessions(graph, node_id: str) -> list[tuple[str, Mapping]]:
@@ -26,3 +30,28 @@ def standing_supersessions(graph, node_id: str) -> list[tuple[str, Mapping]]:
         return []
     latest = max((graph.insertion_order(source) for source, _ in graph.in_edges(node_id, REAFFIRMS)), default=-1)
     return [(source, attrs) for source, attrs in superseding if graph.insertion_order(source) > latest]
+
+
+def weight_before_supersession(graph, node_id: str) -> float | None:
+    """The memory's weight just before the first correction that decayed it since it was last
+    reaffirmed (None: no correction decayed it), read from its audit history."""
+    before = None
+    for event in graph.history(node_id):
+        if event.agent == "maintenance" and event.reason.startswith(REAFFIRMED):
+            before = None
+        elif event.agent == "correction" and event.old_weight is not None and before is None:
+            before = event.old_weight
+    return before
+
+
+def event_weights(graph, node_ids) -> dict[str, float]:
+    """The weight of each superseded memory among `node_ids` with its correction's decay undone
+    (`reaffirmed_weight`), as a question asking when something happened reads it: the event keeps its
+    date after the state it began has ended ("When did Gina lose her job?" after "running my own biz")."""
+    weights = {}
+    for node_id in node_ids:
+        if standing_supersessions(graph, node_id):
+            before = weight_before_supersession(graph, node_id)
+            current = graph.attrs(node_id)["weight"]
+            weights[node_id] = reaffirmed_weight(current, before if before is not None else current)
+    return weights

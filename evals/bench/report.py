@@ -31,8 +31,8 @@ def write_scenario_report(results: dict, out: Path) -> None:
         "| routing | accuracy | macro-F1 | accuracy per language | current over outdated "
         "| … per language | dense baseline: current over outdated (per language) | supersession hit rate "
         "| supersession precision | false alarms (low → high) | still-true fact first on low (dense) "
-        "| LLM calls per probe | level sources | relation verdict alone: accuracy |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| LLM calls per probe | level sources | relation verdict alone: accuracy | history turns corrected |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, m in results["scorers"].items():
         label = name if name.startswith(("calibrated", "pair", "routing")) else f"{name} + thresholds"
@@ -46,7 +46,8 @@ def write_scenario_report(results: dict, out: Path) -> None:
             f"({dense}) | {_fmt(m.get('supersession_hit_rate'))} | {_fmt(m.get('supersession_precision'))} | "
             f"{_fmt(m.get('false_alarms_low'))} | {_fmt(m.get('standing_fact_first'))} "
             f"({_fmt(m.get('dense_standing_fact_first'))}) | {_fmt(m.get('llm_calls_per_probe'))} | {sources} | "
-            f"{_fmt(m.get('pair_verdict_accuracy'))} |"
+            f"{_fmt(m.get('pair_verdict_accuracy'))} | {m.get('history_turns_corrected', '–')} "
+            f"({_fmt(m.get('history_correction_share'))}) |"
         )
     for measure, title in (
         ("current_over_outdated", "Current over outdated"),

@@ -167,6 +167,9 @@ class ScenarioRecord:
     standing_first_ablated: dict[str, bool] | None = None
     level_probabilities: dict | None = None
     pair_verdict_level: str | None = None
+    #: history turns routed to correction: a false alarm, a scenario's one revision being its probe
+    history_corrected: int = 0
+    history_turns: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -239,10 +242,11 @@ def run_scenarios(
             scenarios, desc=f"scenarios ({ctx.scorer}/{ctx.router})", disable=None if progress else True
         ):
             user = f"scenario-{scenario['id']}"
-            trajectory = []
+            trajectory, history_corrected = [], 0
             for index, message in enumerate([*scenario["history"], scenario["probe"]]):
                 out = pcm.process(message, user_id=user, timestamp=replay_moment(index, scenario))
                 trajectory.append(_tracked_weights(pcm.memory(user), scenario))
+                history_corrected += index < len(scenario["history"]) and out.get("agent") == "correction"
             packet = out["surprisal"]
             found = pcm.search(scenario["query"], user_id=user, top_k=20)
             contents = [m.content for m in found]
@@ -295,6 +299,8 @@ def run_scenarios(
                     else None,
                     level_probabilities=packet.get("level_probabilities") or None,
                     pair_verdict_level=pair_verdict_level(packet.get("relations")),
+                    history_corrected=int(history_corrected),
+                    history_turns=len(scenario["history"]),
                 )
             )
     return records
@@ -369,7 +375,10 @@ def supersession_metrics(records: list[ScenarioRecord]) -> dict:
       "supersession precision");
     - supersession_precision: of all memories superseded on those probes, the share holding `outdated`;
     - false_alarms_low: the share of "low" scenarios routed to correction (and of those marked
-      `kind: trap`, when a file marks them).
+      `kind: trap`, when a file marks them);
+    - history_correction_share: the share of history turns routed to correction. A history holds no
+      revision (the probe is the scenario's one), so each is a false alarm, and what it supersedes is
+      a still-true memory the scenario's query may ask for.
     """
     corrected = [r for r in records if r.expected == "high" and r.outdated and r.superseded is not None]
     superseded = [holds(c, r.outdated) for r in corrected for c in r.superseded]
@@ -384,6 +393,10 @@ def supersession_metrics(records: list[ScenarioRecord]) -> dict:
         "superseded_memories": len(superseded),
         "false_alarms_low": float(np.mean([r.level == "high" for r in lows])) if lows else None,
         "false_alarms_trap": float(np.mean([r.level == "high" for r in traps])) if traps else None,
+        "history_turns_corrected": sum(r.history_corrected for r in records),
+        "history_correction_share": sum(r.history_corrected for r in records) / histories
+        if (histories := sum(r.history_turns for r in records))
+        else None,
     }
 
 

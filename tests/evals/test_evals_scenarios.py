@@ -57,7 +57,9 @@ def test_supersession_and_false_alarms_on_a_hand_computed_example():
     missed.outdated = "Python"
     trap = record("low", "high")
     trap.kind = "trap"
+    right.history_corrected, right.history_turns, missed.history_turns = 1, 30, 10
     m = supersession_metrics([right, wrong, missed, trap, record("low", "low")])
+    assert m["history_turns_corrected"] == 1 and m["history_correction_share"] == pytest.approx(1 / 40)
     assert m["supersession_hit_rate"] == pytest.approx(1 / 2)  # 1 of the 2 corrected probes
     assert m["supersession_precision"] == pytest.approx(1 / 3)  # 1 of the 3 superseded memories
     assert m["false_alarms_low"] == pytest.approx(1 / 2) and m["false_alarms_trap"] == 1.0
@@ -218,6 +220,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
         "routing-off",
     }
     assert results["scorers"]["routing-off"]["level_sources"] == {"routing-off": 3}
+    assert results["scorers"]["routing-off"]["history_turns_corrected"] == 0
     high = next(r for r in results["records"]["calibrated"] if r["id"] == "t-high")
     assert set(high["current_over_outdated_ablated"]) == set(SEARCH_ABLATIONS)
     assert all(
@@ -239,6 +242,7 @@ def test_scenarios_command_writes_results_report_and_plots_from_a_folder(tmp_pat
         "dense_current_over_outdated_per_language",
         "standing_fact_first",
         "dense_standing_fact_first",
+        "history_correction_share",
     }
     for metrics in results["scorers"].values():
         assert 0.0 <= metrics["routing_accuracy"] <= 1.0 and sum(map(sum, metrics["confusion"])) == 3

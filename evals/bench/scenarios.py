@@ -384,6 +384,7 @@ def supersession_metrics(records: list[ScenarioRecord]) -> dict:
     superseded = [holds(c, r.outdated) for r in corrected for c in r.superseded]
     lows = [r for r in records if r.expected == "low"]
     traps = [r for r in lows if r.kind == "trap"]
+    history_corrected, history_turns = sum(r.history_corrected for r in records), sum(r.history_turns for r in records)
     return {
         "supersession_hit_rate": float(np.mean([any(holds(c, r.outdated) for c in r.superseded) for r in corrected]))
         if corrected
@@ -393,10 +394,8 @@ def supersession_metrics(records: list[ScenarioRecord]) -> dict:
         "superseded_memories": len(superseded),
         "false_alarms_low": float(np.mean([r.level == "high" for r in lows])) if lows else None,
         "false_alarms_trap": float(np.mean([r.level == "high" for r in traps])) if traps else None,
-        "history_turns_corrected": sum(r.history_corrected for r in records),
-        "history_correction_share": sum(r.history_corrected for r in records) / histories
-        if (histories := sum(r.history_turns for r in records))
-        else None,
+        "history_turns_corrected": history_corrected,
+        "history_correction_share": history_corrected / history_turns if history_turns else None,
     }
 
 

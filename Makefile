@@ -12,6 +12,8 @@ LONG_DEV ?= evals/data/scenarios_long_dev.jsonl
 LONG_BLIND ?= evals/data/scenarios_long_blind.jsonl
 # a second long-history dev file, written blind to the code on 2026-11-30 (its errors were read: dev)
 LONG_DEV2 ?= evals/data/scenarios_long_dev2.jsonl
+# a third, written blind on 2026-12-01 (its errors were read: dev)
+LONG_DEV3 ?= evals/data/scenarios_long_dev3.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 ENTITIES ?= evals/data/entities_dev.jsonl
 
@@ -60,6 +62,7 @@ bench-scenarios: install
 	$(PY) -m evals scenarios --data $(BLIND) --out results/scenarios-blind --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(LONG_DEV) --out results/scenarios-long-dev --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(LONG_DEV2) --out results/scenarios-long-dev2 --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(LONG_DEV3) --out results/scenarios-long-dev3 --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(LONG_BLIND) --out results/scenarios-long-blind --workers $(EVAL_WORKERS)
 
 bench-followups: install

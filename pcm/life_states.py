@@ -49,14 +49,13 @@ _THIRD_PERSON_EN = re.compile(
     rf"(?:{_PEOPLE_EN}|family|guests?|team|classmates?)|everyone|everybody|people|others)\b",
     re.I,
 )
-_THIRD_PERSON_ZH = re.compile(
-    r"大家|别人|其他人|他|她|你|爸|妈|父母|朋友|同事|同学|老公|老婆|男朋友|女朋友|孩子|儿子|女儿|姐|哥|弟|妹|室友|邻居|家人"
-)
+_THIRD_PERSON_ZH = re.compile(rf"大家|别人|其他人|他|她|你|爸|妈|同学|家人|{_PEOPLE_ZH}")
 #: a text that opens on someone the speaker knows ("So my brother…", "我表哥…", "我们领导…")
 _OPENS_ON_SOMEONE_EN = re.compile(
     rf"^\W*(?:(?:so|and|well|oh|also|btw|just)\W+)*(?:my|our) (?:best |close |older |younger )?({_PEOPLE_EN})\b", re.I
 )
 _OPENS_ON_SOMEONE_ZH = re.compile(rf"^\W*(?:我们?的?)?({_PEOPLE_ZH})")
+_OPENS_ON_OTHER_ZH = re.compile(rf"^\W*(?:(?:我们?的?)?(?:{_PEOPLE_ZH})|他们?|她们?)")
 #: the speaker as subject or object ("I", "we", "me", "us", 我 or 我们 not before a person: "我老婆" is hers)
 _SPEAKER_EN = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|we|we're|we've|we'll|we'd|us|myself|ourselves)\b", re.I)
 _SPEAKER_ZH = re.compile(rf"我们?+(?!的?(?:{_PEOPLE_ZH}))")
@@ -103,10 +102,20 @@ def _about_speaker(text: str, start: int, chinese: bool) -> bool:
     companion = _COMPANION_ZH if chinese else _COMPANION_EN
     if (_PAST_ZH if chinese else _PAST_EN).search(before) or (_UNREAL_ZH if chinese else _UNREAL_EN).search(before):
         return False
+    if chinese and ends and _continues_someone_else(text[ends[-2] if len(ends) > 1 else 0 : ends[-1]], before):
+        return False
     return not any(
         not companion.search(before, 0, person.start()) and not (not chinese and _company_en(before, person))
         for person in (_THIRD_PERSON_ZH if chinese else _THIRD_PERSON_EN).finditer(before)
     )
+
+
+def _continues_someone_else(previous: str, before: str) -> bool:
+    """Whether a Chinese clause with no subject of its own (`before`: no 我, no person) continues a previous
+    clause that opens on someone else ("她那个是期房，交房要两年": the flat is hers)."""
+    if _SPEAKER_ZH.search(before) or _THIRD_PERSON_ZH.search(before):
+        return False
+    return bool(_OPENS_ON_OTHER_ZH.match(previous)) and not _SPEAKER_ZH.search(previous)
 
 
 def _company_en(before: str, person: re.Match) -> bool:

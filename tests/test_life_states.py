@@ -131,6 +131,13 @@ def test_a_clause_about_someone_else_asserts_nothing_about_the_speaker():
     assert life_states("My wife and I don't want kids.")["children"] == "none"
     assert life_states("Made my friend's pork carnitas recipe on Sunday.")["meat"] == "consumes"
     assert "meat" not in life_states("My sister's vegan now.")
+    # every person of the speaker's life is someone else in Chinese too: 闺蜜, 领导, 奶奶 as 朋友, 同事
+    assert "housing" not in life_states("我闺蜜刚在嘉定买了房，她说首付掏空了六个钱包")
+    assert "smoking" not in life_states("我们领导戒烟了，天天嚼口香糖。")
+    assert life_states("我跟闺蜜去吃了火锅，特辣的。")["spicy"] == "consumes"
+    # a Chinese clause with no subject of its own continues the one before it: the flat is hers
+    assert "housing" not in life_states("她那个是期房，交房要两年")
+    assert life_states("我们现在在浦东租房，房东人挺好的")["housing"] == "rents"
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,8 @@ def _compiled() -> dict[str, tuple[tuple[str, re.Pattern, re.Pattern], ...]]:
 
 def _about_speaker(text: str, start: int, chinese: bool) -> bool:
     """Whether the clause holding `text[start]` is about the speaker now: nothing before the match in
-    its clause speaks of the past or names another person, except as company ("with my sister", "跟同事")."""
+    its clause speaks of the past or names another person, except as company ("with my sister", "跟同事"),
+    and a Chinese clause with no subject does not continue one about someone else (`_continues_someone_else`)."""
     ends = [m.end() for m in _CLAUSE_END.finditer(text, 0, start)]
     before = text[ends[-1] if ends else 0 : start]
     companion = _COMPANION_ZH if chinese else _COMPANION_EN

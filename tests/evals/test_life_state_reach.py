@@ -109,8 +109,8 @@ STATEMENTS = [
     {"facet": "meat", "state": "abstains", "lang": "en", "text": "I've been vegetarian since college."},
     {"facet": "meat", "state": "consumes", "lang": "en", "text": "Asked the butler for a cup of tea."},  # missed
     {"facet": "meat", "state": "none_asserted", "lang": "en", "text": "My sister just went vegan."},
-    # a false read: the second clause drops its subject, so it reads as the speaker's
-    {"facet": "skill:javascript", "state": "none_asserted", "lang": "zh", "text": "我男朋友是前端工程师，天天写JS"},
+    # a false read: a question about renting reads as renting
+    {"facet": "housing", "state": "none_asserted", "lang": "zh", "text": "现在买房划算还是租房划算？"},
 ]
 
 
@@ -121,7 +121,7 @@ def test_statement_reads_count_right_reads_and_false_reads_per_language(tmp_path
     assert results["by_language"]["en"] == {"statements": 2, "read_right": 1, "near_misses": 1, "false_reads": 0}
     assert results["by_language"]["zh"] == {"statements": 0, "read_right": 0, "near_misses": 1, "false_reads": 1}
     assert [m["text"] for m in results["missed"]] == [STATEMENTS[1]["text"]]
-    assert results["false_reads"][0]["read"] == "uses"
+    assert results["false_reads"][0]["read"] == "rents"
 
 
 def test_a_statement_without_a_facet_is_an_error_naming_its_line_and_the_command_writes_nothing(tmp_path, write_jsonl):

@@ -55,7 +55,6 @@ _OPENS_ON_SOMEONE_EN = re.compile(
     rf"^\W*(?:(?:so|and|well|oh|also|btw|just)\W+)*(?:my|our) (?:best |close |older |younger )?({_PEOPLE_EN})\b", re.I
 )
 _OPENS_ON_SOMEONE_ZH = re.compile(rf"^\W*(?:我们?的?)?({_PEOPLE_ZH})")
-_OPENS_ON_OTHER_ZH = re.compile(rf"^\W*(?:(?:我们?的?)?(?:{_PEOPLE_ZH})|他们?|她们?)")
 #: the speaker as subject or object ("I", "we", "me", "us", 我 or 我们 not before a person: "我老婆" is hers)
 _SPEAKER_EN = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|we|we're|we've|we'll|we'd|us|myself|ourselves)\b", re.I)
 _SPEAKER_ZH = re.compile(rf"我们?+(?!的?(?:{_PEOPLE_ZH}))")
@@ -116,7 +115,8 @@ def _continues_someone_else(previous: str, before: str) -> bool:
     clause that opens on someone else ("她那个是期房，交房要两年": the flat is hers)."""
     if _SPEAKER_ZH.search(before) or _THIRD_PERSON_ZH.search(before):
         return False
-    return bool(_OPENS_ON_OTHER_ZH.match(previous)) and not _SPEAKER_ZH.search(previous)
+    opens_on_other = _OPENS_ON_SOMEONE_ZH.match(previous) or re.match(r"\W*[他她]", previous)
+    return bool(opens_on_other) and not _SPEAKER_ZH.search(previous)
 
 
 def _company_en(before: str, person: re.Match) -> bool:

@@ -14,6 +14,8 @@ LONG_BLIND ?= evals/data/scenarios_long_blind.jsonl
 LONG_DEV2 ?= evals/data/scenarios_long_dev2.jsonl
 # a third, written blind on 2026-12-01 (its errors were read: dev)
 LONG_DEV3 ?= evals/data/scenarios_long_dev3.jsonl
+# a second independent one, written blind on 2026-12-01: the old state told again in passing before it changes
+LONG_BLIND2 ?= evals/data/scenarios_long_blind2.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 ENTITIES ?= evals/data/entities_dev.jsonl
 
@@ -64,6 +66,7 @@ bench-scenarios: install
 	$(PY) -m evals scenarios --data $(LONG_DEV2) --out results/scenarios-long-dev2 --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(LONG_DEV3) --out results/scenarios-long-dev3 --workers $(EVAL_WORKERS)
 	$(PY) -m evals scenarios --data $(LONG_BLIND) --out results/scenarios-long-blind --workers $(EVAL_WORKERS)
+	$(PY) -m evals scenarios --data $(LONG_BLIND2) --out results/scenarios-long-blind2 --workers $(EVAL_WORKERS)
 
 bench-followups: install
 	$(PY) -m evals followups --data $(FOLLOWUPS) --out results/followups

@@ -291,10 +291,11 @@ _CHINESE_SELF_CORRECTION = ("其实", "说错", "更正", "纠正", "不对", "�
 @lru_cache(maxsize=4096)
 def is_request(text: str) -> bool:
     """True when every sentence of `text` asks something (ends with a question mark or opens
-    like "can you", "help me", "recommend", "帮我", "推荐") rather than telling something.
+    like "can you", "help me", "recommend", "帮我", "推荐") rather than telling something, a
+    question that tells something first included ("I just adopted a puppy, what should I feed her?").
     Cached: routing and maintenance both ask it of the same turn."""
     sentences = _sentences(text)
-    return bool(sentences) and all(_asks(sentence) for sentence in sentences)
+    return bool(sentences) and all(_asks_only(sentence) for sentence in sentences)
 
 
 #: words that make up a sentence which neither tells nor asks ("Cool!", "Thanks, Mel!", "Oh wow!")
@@ -310,7 +311,63 @@ def asks_only(text: str) -> bool:
     interjection, thanks or greeting, perhaps with a name ("Cool! What position are you playing?").
     Such a turn states no fact, so it revises none, however close the fact it asks about."""
     sentences = [sentence for sentence in _sentences(text) if not _is_interjection(sentence)]
-    return bool(sentences) and all(_asks(sentence) for sentence in sentences)
+    return bool(sentences) and all(_asks_only(sentence) for sentence in sentences)
+
+
+#: a clause that frames the question after it rather than telling something ("Quick question, …", "I was
+#: wondering, …", "我想问一下，…")
+_FRAMING = re.compile(r"\b(?:wonder(?:ing)?|curious|question|ask(?:ing)?|know|quick|random|honestly|seriously)\b")
+_CHINESE_FRAMING = ("想问", "请问", "请教", "想知道", "问一下", "问下", "说说", "对了")
+#: a clause that asks itself ("What should I aim for, three months?", "有没有适合带饭的菜，第二天热了也好吃的？")
+_QUESTION_OPENERS = re.compile(
+    r"^(?:what|how|where|when|why|which|who|whose|is|are|am|do|does|did|can|could|should|would|will|any|anyone)\b"
+)
+_CHINESE_QUESTION_WORDS = (
+    "什么",
+    "怎么",
+    "怎样",
+    "如何",
+    "哪",
+    "吗",
+    "呢",
+    "有没有",
+    "是不是",
+    "能不能",
+    "还是",
+    "多少",
+    "为什么",
+    "几",
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|me|us)\b")
+
+
+def _tells_before_asking(sentence: str) -> bool:
+    """True when a question's clause before its last comma tells something of the speaker ("I just got a 3D
+    printer, where do people find files?", "下个月要去广交会参展了，第一次去，展位上要准备些什么？"): the turn
+    states a fact as well as asking. A short, framing or asking clause tells nothing ("Quick question, …",
+    "对了，…"): in English four words with the speaker in them, in Chinese six characters."""
+    if not sentence.rstrip().endswith(("?", "？")) or not _LAST_CLAUSE.search(sentence):
+        return False
+    before = _LAST_CLAUSE.split(sentence)[0].strip()
+    if _is_interjection(before) or _asks(before):
+        return False
+    if has_cjk(before):
+        return (
+            len(re.findall(r"[\u4e00-\u9fff]", before)) >= 6
+            and not any(word in before for word in (*_CHINESE_FRAMING, *_CHINESE_QUESTION_WORDS))
+            and not before.startswith(_CHINESE_REQUEST_OPENERS)
+        )
+    lowered = before.lower().lstrip("\"'“‘(")
+    return (
+        len(re.findall(r"[\w']+", lowered)) >= 4
+        and bool(_FIRST_PERSON.search(lowered))
+        and not _FRAMING.search(lowered)
+        and not _QUESTION_OPENERS.match(lowered)
+    )
+
+
+def _asks_only(sentence: str) -> bool:
+    return _asks(sentence) and not _tells_before_asking(sentence)
 
 
 def _sentences(text: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pcm.cues import FAMILIES, cue_counts, ends_asking
+from pcm.cues import FAMILIES, asks_only, cue_counts, ends_asking, is_request
 
 
 @pytest.mark.parametrize(
@@ -88,3 +88,22 @@ def test_change_cues_count_what_is_told_not_durations_questions_or_habits(text, 
 )
 def test_ends_asking_reads_the_last_sentence_after_any_attachment(text, asks):
     assert ends_asking(text) is asks
+
+
+@pytest.mark.parametrize(
+    "text, only_asks",
+    [
+        ("What's a good podcast about history?", True),
+        ("帮我想一个周报的模板，要简洁点", True),
+        ("Quick question, how long do I boil an egg?", True),  # a framing clause tells nothing
+        ("What should I aim for, three months? Six?", True),  # the first clause asks itself
+        ("有没有适合带饭的菜，第二天热了也好吃的？", True),
+        ("对了，这个周末天气怎么样？", True),
+        ("I just adopted a puppy, what should I feed her?", False),  # tells, then asks
+        ("下个月要去广交会参展了，第一次去，展位上要准备些什么？", False),
+        ("My passport expires next year, how early should I renew?", False),
+    ],
+)
+def test_a_question_that_tells_something_first_is_not_only_a_request(text, only_asks):
+    assert is_request(text) is only_asks
+    assert asks_only(text) is only_asks

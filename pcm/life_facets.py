@@ -28,6 +28,11 @@ _DRUGS = (
 )
 _DRUGS_ZH = r"优甲乐|左甲状腺素|二甲双胍|他汀|阿托伐他汀|降糖药|抗抑郁药|甲状腺(?:的)?药|华法林|避孕药"
 
+#: cars by model, as people name the one they drive ("Sold the Golf", "my Civic")
+_CARS = (
+    r"car|truck|suv|jeep|subaru|toyota|honda|tesla|minivan|sedan|golf|civic|corolla|camry|prius|accord|jetta|"
+    r"polo|fiesta|outback|forester|cr-v|rav4|f-150|wrangler|mustang|miata|model [3sxy]"
+)
 #: places abroad for a speaker of English (countries and famous cities where English is not the language)
 _ABROAD = (
     r"japan|tokyo|kyoto|osaka|korea|seoul|china|beijing|shanghai|thailand|bangkok|vietnam|bali|indonesia|"
@@ -101,7 +106,7 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
         ),
         (
             "has",
-            r"\b(?:my|our) (?:son|daughter|kids|children|baby|toddler|newborn|twins)\b|\bbaby [A-Z][a-z]+\b|"
+            r"\b(?:my|our) (?:son|daughter|kids|children|baby|toddler|newborn|twins)\b|\bbaby (?-i:[A-Z][a-z]+)\b|"
             r"\bpregnan(?:t|cy)\b|\b\w+[- ]week (?:scan|ultrasound)\b|\bultrasound\b|\b(?:maternity|paternity) leave\b|"
             r"\bdue date\b|\b(?:my|our) (?:wife|partner|girlfriend|fianc[ée]e?) (?:is|'s|just found out she'?s) "
             r"(?:\w+ ){0,3}pregnant\b|\bwe'?re (?:expecting|having a baby)\b|\bbaby on the way\b|"
@@ -110,6 +115,22 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
             r"soccer|recital|birthday|daycare)\b|\bPTA\b|\bparent-teacher\b|\bschool pick-?up\b",
             r"我(?:的)?(?:儿子|女儿)|我家(?:孩子|宝宝|老大|老二)|(?:老婆|媳妇|爱人|妻子)?怀孕|产检|坐月子|孕期|"
             r"我们(?:要|快)有(?:宝宝|孩子)了|家长(?:会|群)|接(?:娃|孩子)|送(?:娃|孩子)上学|辅导作业|我家娃|我娃",
+        ),
+    ),
+    # trying for a child and expecting one exclude each other ("trying for a baby for a year" / "15 weeks along")
+    "pregnancy": (
+        (
+            "expecting",
+            r"\bpregnan(?:t|cy)\b|\b(?:first|second|third) trimester\b|\bmorning sickness\b|"
+            r"\b\d+ weeks (?:pregnant|along)\b|\b(?:anatomy|dating|\d+[- ]week) scan\b|\bdue date\b|"
+            r"\bwe'?re (?:expecting|having a baby)\b|\bbaby on the way\b",
+            r"怀孕|孕期|孕早期|孕中期|孕晚期|孕吐|产检|预产期|怀了",
+        ),
+        (
+            "trying",
+            r"\btrying (?:for a baby|for a (?:kid|child)|to (?:get pregnant|conceive|have a baby))\b|\bTTC\b|"
+            r"\bfertility (?:clinic|treatment|specialist)\b|\bIVF\b",
+            r"备孕|试管",
         ),
     ),
     "partner": (
@@ -137,14 +158,14 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
     "car": (
         (
             "none",
-            rf"\b{NEGATION} (?:own|have|drive) a car\b|\bno car\b|\bcar-?free\b|\bsold (?:my|our|the) car\b|"
+            rf"\b{NEGATION} (?:own|have|drive) a car\b|\bno car\b|\bcar-?free\b|\bsold (?:my|our|the) (?:old )?(?:{_CARS})\b|"
             r"\bwithout a car\b|\bnever got (?:my|a) (?:driver'?s )?licen[cs]e\b|"
             rf"\b{NEGATION} (?:have|hold) a driver'?s licen[cs]e\b|\bno driver'?s licen[cs]e\b",
             r"没(?:有)?车|不开车|把车卖了|卖了车|没买车|不会开车|没(?:有)?驾照",
         ),
         (
             "has",
-            r"\bmy (?:car|truck|suv|jeep|subaru|toyota|honda|tesla|minivan|sedan)\b|\boil change\b|"
+            rf"\bmy (?:{_CARS})\b|\boil change\b|"
             r"\btook the (?:car|truck|subaru|jeep|toyota|honda|tesla|van)\b|\b(?:i|we) drive an? \w+|"
             r"\bparking (?:for )?my\b|\bdrove (?:my|to work)\b|"
             r"\b(?:i|we) (?:have|own|got) an? (?:\w+ ){0,3}?(?:car|"

@@ -9,7 +9,8 @@ contradictions live:
 
 - the table (`pcm.life_facets`, diet and habits in `pcm.life_facets_diet`): meat, seafood, shellfish,
   dairy, peanuts, gluten, carbs, alcohol, coffee, smoking, spicy food (abstains / consumes); cats and
-  dogs (avoids / has); pets, children, siblings, a car, regular medication (none / has); partner
+  dogs (avoids / has); pets, children, siblings, a car, regular medication (none / has); pregnancy
+  (trying / expecting); partner
   (single / partnered); work (retired / self-employed / employed); shift (nights / days); schooling
   (high school / university / postgraduate / graduated); flying; housing (rents / owns);
 - open values (`pcm.life_values`): home, employer and field of study clash when disjoint;

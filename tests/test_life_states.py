@@ -114,6 +114,13 @@ from pcm.routing.routers import Decision, Router
         ("I know zero JavaScript.", "skill:javascript", "lacks"),
         ("从来没写过Python。", "skill:python", "lacks"),
         ("我养了只柯基，腿短跑得快。", "pets", "has"),
+        ("We've been trying for a baby for about a year now.", "children", None),  # not "baby For" by name
+        ("We've been trying for a baby for about a year now.", "pregnancy", "trying"),
+        ("15 weeks tomorrow and the morning sickness is finally easing.", "pregnancy", "expecting"),
+        ("我们备孕快一年了。", "pregnancy", "trying"),
+        ("Baby Emma is teething.", "children", "has"),
+        ("Sold the Golf two weeks ago, the S-Bahn it is.", "car", "none"),
+        ("My Civic needs new tyres.", "car", "has"),
     ],
 )
 def test_life_states_reads_the_state_a_text_asserts_about_its_speaker(text, facet, state):

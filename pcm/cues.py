@@ -15,12 +15,8 @@ scenario; `cue_counts` reports how many expressions of each family a text contai
 - exclusive: one thing takes all the room ("only", "everything", "whole", "只", "全部")
 - negation:  "not", "never", "n't", "不", "没"
 
-`is_request` tells a question or request to the assistant ("What's a good podcast?",
-"Can you recommend…", "帮我想一个…") from a statement: a request says nothing the memory
-could hold as true or false about the user.
-
-Shared by perception (the signals), routing (requests route low) and evolution (a stored
-request is never a conflict), so it sits below all three.
+Change cues count only where something is told, not asked (`pcm.speech_acts.told_part`); what a
+turn does besides telling (asks, requests, corrects itself) is read in `pcm.speech_acts`.
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pcm.world.text import has_cjk
+from pcm.speech_acts import told_part
 
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|semester|term|spring|summer|autumn|fall|winter|quarter"
@@ -272,126 +268,6 @@ CHINESE: dict[str, tuple[str, ...]] = {
 
 FAMILIES = tuple(ENGLISH)
 
-_SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
-_ATTACHMENT = re.compile(r"\[[^\[\]]*\]\s*$")
-_LAST_CLAUSE = re.compile(r"[,;，；—](?=[^,;，；—]*$)")
-_REQUEST_OPENERS = re.compile(
-    r"^(?:can|could|would|will) you\b|^(?:please )?(?:help|remind|tell) me\b|^(?:any|some) "
-    r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b"
-)
-_CHINESE_REQUEST_OPENERS = ("帮我", "请问", "推荐", "给我推荐", "能不能", "可以帮")
-#: a speaker correcting what they have just said ("Sorry, I meant Portland", "Actually she's eight", "我说错了")
-_SELF_CORRECTION = re.compile(
-    r"\b(?:actually|i meant|i mean,|correction|my (?:bad|mistake)|i misspoke|scratch that|oops|"
-    r"sorry,? (?:it'?s|that'?s|not)\b)"
-)
-_CHINESE_SELF_CORRECTION = ("其实", "说错", "更正", "纠正", "不对", "我是说", "口误")
-
-
-@lru_cache(maxsize=4096)
-def is_request(text: str) -> bool:
-    """True when every sentence of `text` asks something (ends with a question mark or opens
-    like "can you", "help me", "recommend", "帮我", "推荐") rather than telling something, a
-    question that tells something first included ("I just adopted a puppy, what should I feed her?").
-    Cached: routing and maintenance both ask it of the same turn."""
-    sentences = _sentences(text)
-    return bool(sentences) and all(_asks_only(sentence) for sentence in sentences)
-
-
-#: words that make up a sentence which neither tells nor asks ("Cool!", "Thanks, Mel!", "Oh wow!")
-_INTERJECTIONS = frozenset(
-    "oh ooh wow whoa aw aww yay cool nice great awesome amazing sweet haha hah lol hey hi hello thanks thank "
-    "you congrats congratulations ok okay sure yeah yes yep hmm ah omg my so much".split()
-)
-_CHINESE_INTERJECTIONS = frozenset("哇 哇塞 哈哈 哈哈哈 谢谢 好的 嗯 太好了 真棒 厉害 恭喜".split())
-
-
-def asks_only(text: str) -> bool:
-    """True when `text` asks and tells nothing: every sentence asks (`is_request`), or is an
-    interjection, thanks or greeting, perhaps with a name ("Cool! What position are you playing?").
-    Such a turn states no fact, so it revises none, however close the fact it asks about."""
-    sentences = [sentence for sentence in _sentences(text) if not _is_interjection(sentence)]
-    return bool(sentences) and all(_asks_only(sentence) for sentence in sentences)
-
-
-#: a clause that frames the question after it rather than telling something ("Quick question, …", "I was
-#: wondering, …", "我想问一下，…")
-_FRAMING = re.compile(r"\b(?:wonder(?:ing)?|curious|question|ask(?:ing)?|know|quick|random|honestly|seriously)\b")
-_CHINESE_FRAMING = ("想问", "请问", "请教", "想知道", "问一下", "问下", "说说", "对了")
-#: a clause that asks itself ("What should I aim for, three months?", "有没有适合带饭的菜，第二天热了也好吃的？")
-_QUESTION_OPENERS = re.compile(
-    r"^(?:what|how|where|when|why|which|who|whose|is|are|am|do|does|did|can|could|should|would|will|any|anyone)\b"
-)
-_CHINESE_QUESTION_WORDS = (
-    "什么",
-    "怎么",
-    "怎样",
-    "如何",
-    "哪",
-    "吗",
-    "呢",
-    "有没有",
-    "是不是",
-    "能不能",
-    "还是",
-    "多少",
-    "为什么",
-    "几",
-)
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|me|us)\b")
-
-
-def _tells_before_asking(sentence: str) -> bool:
-    """True when a question's clause before its last comma tells something of the speaker ("I just got a 3D
-    printer, where do people find files?", "下个月要去广交会参展了，第一次去，展位上要准备些什么？"): the turn
-    states a fact as well as asking. A short, framing or asking clause tells nothing ("Quick question, …",
-    "对了，…"): in English four words with the speaker in them, in Chinese six characters."""
-    if not sentence.rstrip().endswith(("?", "？")) or not _LAST_CLAUSE.search(sentence):
-        return False
-    before = _LAST_CLAUSE.split(sentence)[0].strip()
-    if _is_interjection(before) or _asks(before):
-        return False
-    if has_cjk(before):
-        return (
-            len(re.findall(r"[\u4e00-\u9fff]", before)) >= 6
-            and not any(word in before for word in (*_CHINESE_FRAMING, *_CHINESE_QUESTION_WORDS))
-            and not before.startswith(_CHINESE_REQUEST_OPENERS)
-        )
-    lowered = before.lower().lstrip("\"'“‘(")
-    return (
-        len(re.findall(r"[\w']+", lowered)) >= 4
-        and bool(_FIRST_PERSON.search(lowered))
-        and not _FRAMING.search(lowered)
-        and not _QUESTION_OPENERS.match(lowered)
-    )
-
-
-def _asks_only(sentence: str) -> bool:
-    return _asks(sentence) and not _tells_before_asking(sentence)
-
-
-def _sentences(text: str) -> list[str]:
-    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip(" .!?。！？")]
-
-
-def _asks(sentence: str) -> bool:
-    lowered = sentence.lower().lstrip("\"'“‘(")
-    return bool(
-        sentence.endswith(("?", "？"))
-        or sentence.rstrip("。！!.").endswith(("吗", "呢"))
-        or _REQUEST_OPENERS.search(lowered)
-        or lowered.startswith(_CHINESE_REQUEST_OPENERS)
-    )
-
-
-def _is_interjection(sentence: str) -> bool:
-    if has_cjk(sentence):
-        return sentence.strip(" ，,.!！~～。") in _CHINESE_INTERJECTIONS
-    words = re.findall(r"[\w']+", sentence)
-    if len(words) > 1 and words[-1][:1].isupper() and words[-1].lower() not in _INTERJECTIONS:
-        words = words[:-1]  # a name: "Thanks, Mel!"
-    return bool(words) and all(word.lower() in _INTERJECTIONS for word in words)
-
 
 @lru_cache(maxsize=1)
 def _compiled() -> dict[str, list[re.Pattern]]:
@@ -409,37 +285,10 @@ def cue_counts(text: str) -> dict[str, int]:
 
 @lru_cache(maxsize=4096)
 def _counts(text: str) -> tuple[int, ...]:
-    told = _told(text)
+    told = told_part(text)
     lowered, told_lowered = f" {text.lower()} ", f" {told.lower()} "
     return tuple(
         sum(1 for p in _compiled()[family] if p.search(told_lowered if family == "change" else lowered))
         + sum(1 for cue in CHINESE[family] if cue in (told if family == "change" else text))
         for family in FAMILIES
     )
-
-
-def corrects_itself(text: str) -> bool:
-    """True when `text` says it corrects something said just before ("Sorry, I meant Portland, not
-    Denver", "Actually she's eight", "我说错了"): the one way a speaker revises their own words of minutes ago."""
-    return bool(_SELF_CORRECTION.search(text.lower())) or any(cue in text for cue in _CHINESE_SELF_CORRECTION)
-
-
-def ends_asking(text: str) -> bool:
-    """True when `text`'s last sentence (after any bracketed attachment, "[image: …]") asks
-    something: a turn that hands the conversation to the other speaker, whose next turn answers it."""
-    told = _ATTACHMENT.sub("", text).rstrip()
-    return told.endswith(("?", "？")) or told.rstrip("。！!.").endswith(("吗", "呢"))
-
-
-def _told(text: str) -> str:
-    """`text` without its questions: a question ("How do you feel now that it's finished?") asks
-    about a change, it does not tell one, so change cues count only where something is told. Of a
-    question joined to a statement by a comma ("I quit my job, can you believe it?") the part
-    before the last comma is kept."""
-    kept = []
-    for match in _SENTENCE.finditer(text):
-        sentence = match.group(0)
-        if sentence.rstrip().endswith(("?", "？")):
-            sentence = _LAST_CLAUSE.split(sentence)[0] if _LAST_CLAUSE.search(sentence) else ""
-        kept.append(sentence)
-    return " ".join(kept)

@@ -158,8 +158,9 @@ FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
     "car": (
         (
             "none",
-            rf"\b{NEGATION} (?:own|have|drive) a car\b|\bno car\b|\bcar-?free\b|\bsold (?:my|our|the) (?:old )?(?:{_CARS})\b|"
-            r"\bwithout a car\b|\bnever got (?:my|a) (?:driver'?s )?licen[cs]e\b|"
+            rf"\b{NEGATION} (?:own|have|drive) a car\b|\bno car\b|\bcar-?free\b|"
+            rf"\bsold (?:my|our|the) (?:old )?(?:{_CARS})\b|\bwithout a car\b|"
+            r"\bnever got (?:my|a) (?:driver'?s )?licen[cs]e\b|"
             rf"\b{NEGATION} (?:have|hold) a driver'?s licen[cs]e\b|\bno driver'?s licen[cs]e\b",
             r"没(?:有)?车|不开车|把车卖了|卖了车|没买车|不会开车|没(?:有)?驾照",
         ),

@@ -2,7 +2,8 @@
 
 import pytest
 
-from pcm.cues import FAMILIES, asks_only, cue_counts, ends_asking, is_request
+from pcm.cues import FAMILIES, cue_counts
+from pcm.speech_acts import asks_only, ends_asking, is_request
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
-from pcm.cues import asks_only, corrects_itself
 from pcm.life_states import clashes, life_states, told_of_someone_else
 from pcm.models import NodeType, RetrievedMemory
 from pcm.perception.surprise import TurnSignals
 from pcm.routing.routers import Decision, Router
+from pcm.speech_acts import asks_only, corrects_itself
 
 
 @pytest.mark.parametrize(

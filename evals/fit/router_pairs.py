@@ -30,9 +30,9 @@ from evals.bench.locomo import ingest
 from evals.fit.relation_fit import encoder_features, fit_basis, fit_head
 from evals.fit.relation_pairs import stable_key, stable_number, with_negatives
 from pcm.api import PCM
-from pcm.cues import is_request
 from pcm.perception.relation import RELATIONS, pair_features
 from pcm.routing import LEVEL_OF_RELATION
+from pcm.speech_acts import is_request
 
 
 def pair_scenarios(pairs: Sequence[dict], per_level: int, seed: int = 0) -> list[dict]:

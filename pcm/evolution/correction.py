@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.cues import is_request
 from pcm.evolution import TurnInfo, related_memories, write_memory
 from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import decay_weight
 from pcm.llm import RelationJudgement
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
+from pcm.speech_acts import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import SUPERSEDES
 

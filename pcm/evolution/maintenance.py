@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from pcm.config import PCMContext
-from pcm.cues import is_request
 from pcm.evolution import TurnInfo, is_common_word, related_memories, write_memory
 from pcm.formulas import reaffirmed_weight, reinforce_weight, time_decay_weight
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, utcnow
+from pcm.speech_acts import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.supersession import REAFFIRMED, REAFFIRMS, standing_supersessions, weight_before_supersession
 from pcm.world.text import content_words

@@ -15,13 +15,13 @@ from an internal monologue.
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.cues import is_request
 from pcm.evolution import TurnInfo, closest_memory, informative_keywords, write_memory
 from pcm.evolution.maintenance import decay_hypotheses
 from pcm.formulas import hypothesis_weight
 from pcm.llm import HypothesisDraft, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
 from pcm.prompts import HYPOTHESIS_SYSTEM, relation_prompt
+from pcm.speech_acts import is_request
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 from pcm.world.text import content_words, extract_entities
 

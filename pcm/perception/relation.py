@@ -33,8 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pcm.cues import FAMILIES, cue_counts, is_request
+from pcm.cues import FAMILIES, cue_counts
 from pcm.formulas import joint_embedding, softmax, subspace_interaction
+from pcm.speech_acts import is_request
 from pcm.world.text import content_words, has_cjk
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pcm.cues import ends_asking
+from pcm.speech_acts import ends_asking
 
 Turn = dict[str, Any]
 

@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcm.config import PCMContext
-from pcm.cues import asks_only, corrects_itself, is_request
 from pcm.formulas import LEVELS, adapted_level_prior, pair_level
 from pcm.life_states import mentions_person, told_of_someone_else
 from pcm.llm import RelationJudgement
 from pcm.perception.relation import load_relation_model
 from pcm.perception.surprise import TurnSignals
 from pcm.routing.models import RouterModel, shipped_routers
+from pcm.speech_acts import asks_only, corrects_itself, is_request
 
 #: the evolution branch of each level
 BRANCH_OF_LEVEL = {"high": "correction", "medium": "profiling", "low": "maintenance"}

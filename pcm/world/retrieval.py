@@ -43,7 +43,6 @@ from itertools import islice
 import numpy as np
 
 from pcm.config import PCMContext
-from pcm.cues import is_request
 from pcm.formulas import (
     agreement_beyond,
     confidence_smoothing,
@@ -55,6 +54,7 @@ from pcm.formulas import (
 )
 from pcm.life_states import clashes, life_states
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
+from pcm.speech_acts import is_request
 from pcm.world.answer_types import answers_raised, asked_types, nearest_answering
 from pcm.world.dates import asked_time, asks_when, time_evidence
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph

@@ -13,8 +13,8 @@ speaker a query asks about yields to that speaker's answer (`answers_first`).
 from __future__ import annotations
 
 from pcm.config import PCMContext
-from pcm.cues import ends_asking
 from pcm.formulas import nearby_turn_score, same_day_evidence, same_day_score, shared_entity_score
+from pcm.speech_acts import ends_asking
 from pcm.world.knowledge_graph import WeightedKnowledgeGraph
 
 Scored = list[tuple[str, float, float, float]]  # (id, sim, P(d|I), score)

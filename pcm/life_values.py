@@ -7,7 +7,8 @@ developer" and "a full-time AI researcher" do). An occupation is read only from 
 ("nurse", "程序员"), never from words that also name a pastime ("writer", "runner"), and a wish ("I want
 to become a chef") states none. A language is a
 facet of its own, `skill:<language>`, whose states exclude each other: "I've never touched
-JavaScript" (lacks) against "got my React app building" (uses). A framework counts as its language.
+JavaScript" (lacks) against "got my React app building" (uses). A framework counts as its language; a language
+given up ("I've given up on Italian", "日语我已经放弃了") is one the speaker lacks now.
 """
 
 from __future__ import annotations
@@ -201,7 +202,9 @@ _LACKS_EN = re.compile(
     rf"(?:zero|no) experience (?:with|in)|know nothing about|(?:don'?t|do not) know|know zero|never took) "
     rf"(?:a word of |any |a line of )?{_LANGUAGE}\b|"
     rf"\bmy {_LANGUAGE}(?: is|'s) (?:terrible|awful|really bad|so bad|non-?existent)\b|"
-    rf"\b(?:zero|no) {_LANGUAGE}\b(?! (?:problems?|issues?|errors?))",
+    rf"\b(?:zero|no) {_LANGUAGE}\b(?! (?:problems?|issues?|errors?))|"
+    rf"\b(?:gave up|given up|giving up|stopped (?:learning|studying)|quit) (?:on |learning |studying )?"
+    rf"{_LANGUAGE}\b",
     re.I,
 )
 _USES_EN = re.compile(
@@ -218,7 +221,8 @@ _USES_EN = re.compile(
 )
 _LACKS_ZH = re.compile(
     rf"(?:不会(?:说|讲|写|用)?|完全不懂|没学过|看不懂|听不懂){_LANGUAGE}|{_LANGUAGE}(?:特别|很|非常|超级|太)?(?:差|烂)|"
-    rf"一句{_LANGUAGE}都不会|{_LANGUAGE}一点都不会|{_LANGUAGE}\S{{0,3}}一窍不通|没(?:写|用|学)过{_LANGUAGE}",
+    rf"一句{_LANGUAGE}都不会|{_LANGUAGE}一点都不会|{_LANGUAGE}\S{{0,3}}一窍不通|没(?:写|用|学)过{_LANGUAGE}|"
+    rf"放弃(?:了)?(?:学)?{_LANGUAGE}|不(?:再)?学{_LANGUAGE}了|{_LANGUAGE}[^，,。！？]{{0,4}}?(?:不学了|放弃了)",
     re.I,
 )
 _USES_ZH = re.compile(

@@ -120,6 +120,9 @@ from pcm.speech_acts import asks_only, corrects_itself
         ("我们备孕快一年了。", "pregnancy", "trying"),
         ("Baby Emma is teething.", "children", "has"),
         ("Sold the Golf two weeks ago, the S-Bahn it is.", "car", "none"),
+        ("I've given up on Italian and switched to Greek.", "skill:italian", "lacks"),  # a language given up
+        ("日语我已经放弃了，太难了。", "skill:japanese", "lacks"),
+        ("My sister gave up on German.", "skill:german", None),
         ("My Civic needs new tyres.", "car", "has"),
     ],
 )

@@ -27,6 +27,7 @@ correcting what was not said of them (`pcm.routing.routers`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from pcm.life_facets import FACETS
@@ -169,14 +170,25 @@ def mentions_person(text: str, person: str) -> bool:
     return bool(re.search(rf"(?<!\w){re.escape(person)}(?!\w)", text, re.I)) if person.isascii() else person in text
 
 
+def excludes(state: str | frozenset[str], other: str | frozenset[str]) -> bool:
+    """Whether two states of one facet exclude each other: different states, or open values with none in common."""
+    return not (state & other) if isinstance(state, frozenset) else state != other
+
+
+def holding_statements(said: dict[str, str], facets: Iterable[str]) -> list[str]:
+    """Of `said` (id → text, oldest first), the ids of the statements of what their speaker holds now on each of
+    `facets`: the latest statement about the facet, and every one before it that said the same since the state last
+    changed ("we rent in Pudong", then "I'll tell the landlord"): each states what a turn revising it revises."""
+    held: dict[str, tuple[str | frozenset[str], list[str]]] = {}  # facet → its state, the statements saying it
+    for key, text in said.items():
+        for facet, state in life_states(text).items():
+            if facet in facets:
+                last = held.get(facet)
+                held[facet] = (state, [*last[1], key] if last and not excludes(state, last[0]) else [key])
+    return list(dict.fromkeys(key for _, keys in held.values() for key in keys))
+
+
 def clashes(text: str, memory_text: str) -> list[str]:
     """The facets on which `text` and `memory_text` assert states that exclude each other."""
     new, old = life_states(text), life_states(memory_text)
-    found = []
-    for facet in new.keys() & old.keys():
-        if isinstance(new[facet], frozenset):
-            if not (new[facet] & old[facet]):
-                found.append(facet)
-        elif new[facet] != old[facet]:
-            found.append(facet)
-    return found
+    return [facet for facet in new.keys() & old.keys() if excludes(new[facet], old[facet])]

@@ -434,6 +434,30 @@ def test_what_a_speaker_holds_on_a_facet_is_their_latest_statement_about_it(ctx)
     assert life_state_clashes(graph, "I'm vegan again since January.", "Caroline", ctx) == []
 
 
+def test_every_statement_of_the_state_a_speaker_holds_clashes_with_its_revision(ctx):
+    from pcm.world.retrieval import life_state_clashes
+
+    pcm = PCM(ctx.replace(router="off"), checkpointer=InMemorySaver())
+    user = "renter"
+    for text in (
+        "We rent a flat in Pudong, 8,500 a month.",  # housing: rents
+        "My sister just bought a house in Leeds.",  # about someone else: says nothing of the speaker
+        "OK, I'll tell my landlord the boiler is broken again.",  # rents, said again
+        "Work was busy today.",
+    ):
+        pcm.process(text, user_id=user)
+    graph = pcm.memory(user)
+    found = life_state_clashes(graph, "Just closed on our house, so long landlords!", None, ctx)
+    assert [m.content for m in found] == [
+        "We rent a flat in Pudong, 8,500 a month.",
+        "OK, I'll tell my landlord the boiler is broken again.",
+    ]
+    # a state that changed in between starts a new run: only what was said since the change is held
+    pcm.process("We just bought a house!", user_id=user)
+    found = life_state_clashes(pcm.memory(user), "Our lease is up in May.", None, ctx)
+    assert [m.content for m in found] == ["We just bought a house!"]
+
+
 def test_a_turn_that_only_asks_corrects_nothing():
     asked = "Cool! What position are you playing for the team? Any exciting games coming up?"
     decision = _AlwaysHigh().decide(_turn(asked, "Woohoo! Congrats on the new team. Which team did you sign with?"))

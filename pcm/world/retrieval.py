@@ -52,7 +52,7 @@ from pcm.formulas import (
     retrieval_score,
     smooth_distribution,
 )
-from pcm.life_states import clashes, life_states
+from pcm.life_states import clashes, holding_statements, life_states
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
 from pcm.speech_acts import is_request
 from pcm.world.answer_types import answers_raised, asked_types, nearest_answering
@@ -148,24 +148,20 @@ def retrieve(
 def life_state_clashes(
     graph: WeightedKnowledgeGraph, text: str, speaker: str | None, ctx: PCMContext, reach: int = LIFE_STATE_REACH
 ) -> list[RetrievedMemory]:
-    """The speaker's facts whose life state `text` excludes (`pcm.life_states.clashes`): what a turn
-    revises even when similarity cannot find it (said once, far back, in other words). What the
-    speaker holds on a facet is their latest fact about it among the `reach` latest facts (not
-    dormant), superseded or not: a state is current until a later statement about that facet says
-    otherwise. None when `text` asserts no life state or `life_states` is off."""
+    """The speaker's facts whose life state `text` excludes (`pcm.life_states.clashes`): what a turn revises even
+    when similarity cannot find it (said once, far back, in other words). What the speaker holds on a facet is what
+    their latest fact about it says among the `reach` latest facts (not dormant), superseded or not, and every fact
+    that has said so since it last changed clashes ("we rent in Pudong", then "I'll tell the landlord"). None when
+    `text` asserts no life state or `life_states` is off."""
     stated = life_states(text) if ctx.life_states else {}
     if not stated:
         return []
-    latest: dict[str, str] = {}  # facet → the latest fact about it
     with graph.lock:  # the latest facts, oldest first
         facts = list(islice(reversed(graph.model.by_type[NodeType.FACT.value]), reach))[::-1]
-    for node_id in facts:
-        attrs = graph.attrs(node_id)
-        if attrs["weight"] < graph.dormant_floor or attrs["source"].get("speaker") != speaker:
-            continue
-        if not is_request(attrs["content"]):
-            latest.update((facet, node_id) for facet in life_states(attrs["content"]).keys() & stated.keys())
-    clashing = [i for i in dict.fromkeys(latest.values()) if clashes(text, graph.attrs(i)["content"])]
+    awake = {i: a for i, a in ((i, graph.attrs(i)) for i in facts) if a["weight"] >= graph.dormant_floor}
+    said = {i: a["content"] for i, a in awake.items() if a["source"].get("speaker") == speaker}
+    said = {i: content for i, content in said.items() if not is_request(content)}
+    clashing = [i for i in holding_statements(said, stated.keys()) if clashes(text, said[i])]
     return [_as_retrieved(graph, i, 0.0, 1.0, graph.attrs(i)["weight"], "life-state") for i in clashing]
 
 

@@ -14,7 +14,8 @@ contradictions live:
   (single / partnered); work (retired / self-employed / employed); shift (nights / days); schooling
   (high school / university / postgraduate / graduated); flying; housing (rents / owns);
 - open values (`pcm.life_values`): home, employer and field of study clash when disjoint;
-- languages (`pcm.life_values`): `skill:<language>`, lacks / uses.
+- languages (`pcm.life_values`): `skill:<language>`, lacks / uses;
+- sports (`pcm.life_sports`): `sport:<name>`, does / stopped.
 
 `life_states(text)` reads the states a text asserts about its speaker (a clause about a third
 person, "my sister is vegan", the listener, "your steak", or the past, "when I was a kid", asserts
@@ -31,6 +32,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from pcm.life_facets import FACETS
+from pcm.life_sports import sport_habits
 from pcm.life_values import language_skills, open_values
 
 _CLAUSE_END = re.compile(r"[.!?;:,，。！？；：]")
@@ -77,7 +79,7 @@ _COMPANION_ZH = re.compile(r"(?:跟|和|与|陪|同)$")
 _PAST_EN = re.compile(
     r"\b(?:used to|when i was|back when|back in|as a kid|growing up|years ago|formerly|previously)\b", re.I
 )
-_PAST_ZH = re.compile(r"以前|小时候|当年|曾经|那时候|上学的时候")
+_PAST_ZH = re.compile(r"以前|小时候|当年|曾经|那时候|(?:上学|读书|大学|高中|初中|中学|小学)的时候")
 #: ... nor does a clause about what might be, is wished or planned ("if I ever make it to Napa", "要是")
 _UNREAL_EN = re.compile(
     r"\b(?:if|unless|i'?d (?:love|like) to|wants? to|wish|someday|one day|hope to|dream of|might|maybe|"
@@ -147,6 +149,7 @@ def life_states(text: str) -> dict[str, str | frozenset[str]]:
                     states[facet] = state
                 break
     states.update(language_skills(text, _about_speaker))
+    states.update(sport_habits(text, _about_speaker))
     states.update(open_values(text, _about_speaker))
     return states
 

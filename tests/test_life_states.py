@@ -467,3 +467,32 @@ def test_a_turn_that_only_asks_corrects_nothing():
     for told in ("Wow! I moved to Austin. How is the weather there?", "Engaged! Any tips for the wedding?"):
         assert _AlwaysHigh().decide(_turn(told, "I live in Boston and I'm single.")).level == "high"
     assert not asks_only("Cool!")  # asks nothing either
+
+
+@pytest.mark.parametrize(
+    ("text", "state"),
+    [
+        ("I boulder 3-4 times a week at the local gym", "does"),
+        ("Surgeon says no climbing for at least 9 months", "stopped"),
+        ("I've been climbing for 3 years", "does"),
+        ("haven't climbed since the surgery", "stopped"),
+        ("我每周去攀岩两次", "does"),
+        ("膝盖伤了，攀岩彻底停了", "stopped"),
+        ("I used to climb every week in college", None),  # the past
+        ("My brother climbs every weekend", None),  # someone else
+        ("I'd love to try climbing someday", None),  # a wish
+        ("大学的时候我是攀岩队的", None),  # the past, in Chinese
+    ],
+)
+def test_a_sport_is_read_as_practised_or_stopped(text, state):
+    assert life_states(text).get("sport:climbing") == state
+
+
+def test_stopping_a_sport_clashes_with_practising_it_and_gear_sold_or_cancelled_says_stopped():
+    assert clashes("Any rehab ideas? Surgeon says no climbing for 9 months", "I boulder 3-4 times a week") == [
+        "sport:climbing"
+    ]
+    assert life_states("cancelled my gym membership, I'm not lifting anymore")["sport:gym"] == "stopped"
+    assert life_states("医生说三个月不能跑")["sport:running"] == "stopped"
+    assert life_states("I run a small bakery every day").get("sport:running") is None  # running a business
+    assert not clashes("my tennis lesson got moved to Friday", "I play tennis every Sunday")

@@ -151,3 +151,18 @@ def test_the_statement_files_were_split_in_two_halves_by_text():
     assert {zlib.crc32(r["text"].encode()) % 2 for r in dev} == {0} and {
         zlib.crc32(r["text"].encode()) % 2 for r in test
     } == {1}
+
+
+def test_the_sport_statement_files_are_two_disjoint_halves():
+    """evals/data/sport_statements_{dev,test}.jsonl: 300 statements on 16 sports (practised, stopped, or a near
+    miss) written by a helper that saw no code or data, shuffled and cut in two; the dev half's errors were
+    read while `pcm.life_sports` was written, the test half's never."""
+    from pathlib import Path
+
+    from evals.bench.life_state_reach import load_statements
+
+    data = Path(__file__).resolve().parents[2] / "evals" / "data"
+    dev, test = (load_statements(data / f"sport_statements_{half}.jsonl") for half in ("dev", "test"))
+    assert (len(dev), len(test)) == (150, 150)
+    assert not {r["text"] for r in dev} & {r["text"] for r in test}
+    assert {r["facet"].split(":")[0] for r in dev + test} == {"sport"}

@@ -552,6 +552,32 @@ def _life_statements(files: list[Path], out: Path) -> None:
     typer.echo("\n\n".join(reports))
 
 
+@app.command("speech-acts")
+def speech_acts_command(
+    data: list[Path] = typer.Option(
+        [Path("evals/data/speech_acts_test.jsonl")], help="labelled turns (evals/data/speech_acts_*.jsonl)"
+    ),
+    out: Path = typer.Option(Path("results/speech-acts"), help="output folder"),
+) -> None:
+    """How the request guard (`pcm.speech_acts.is_request`) reads turns that ask something: those that also
+    tell a fact read as requests (the fact is lost), and those that tell nothing read as statements."""
+    from evals.bench.speech_acts import load_speech_acts, report, request_reads
+
+    _setup_logging()
+    reports, results = [], {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "files": {}}
+    for path in data:
+        try:
+            rows = load_speech_acts(path)
+        except (FileNotFoundError, ValueError) as error:
+            raise typer.BadParameter(str(error)) from error
+        results["files"][str(path)] = request_reads(rows)
+        reports.append(report(results["files"][str(path)], str(path)))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "report.md").write_text("\n\n".join(reports) + "\n", encoding="utf-8")
+    typer.echo("\n\n".join(reports))
+
+
 @app.command("relation-accuracy")
 def relation_accuracy_command(
     pairs: list[Path] = typer.Option([Path("evals/data/pairs_blind.jsonl")], help="labelled pair files or folders"),

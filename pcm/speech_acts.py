@@ -20,12 +20,39 @@ from pcm.world.text import has_cjk
 
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
 _ATTACHMENT = re.compile(r"\[[^\[\]]*\]\s*$")
-_LAST_CLAUSE = re.compile(r"[,;，；—](?=[^,;，；—]*$)")
+#: what breaks a sentence into clauses: commas, semicolons, dashes, an ellipsis, an emoji ("Bought a house 🏠 what
+#: should I fix first?")
+_BREAK = "[,;，；—…\u2600-\u27bf\U0001f000-\U0001faff]"
+_LAST_CLAUSE = re.compile(rf"{_BREAK}+(?=[^,;，；—…\u2600-\u27bf\U0001f000-\U0001faff]*$)")
+_CLAUSES = re.compile(rf"{_BREAK}+")
 _REQUEST_OPENERS = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please )?(?:help|remind|tell) me\b|^(?:any|some) "
-    r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b"
+    r"(?:tips|ideas|suggestions|recommendations)\b|^(?:recommend|suggest)\b|^what'?s a good\b|"
+    r"^(?:please )?(?:translate|explain|draft|write|summari[sz]e|list|give me|show me|describe|compare|define|"
+    r"calculate|convert|rewrite|proofread|brainstorm|generate|outline)\b"
 )
-_CHINESE_REQUEST_OPENERS = ("帮我", "请问", "推荐", "给我推荐", "能不能", "可以帮")
+_CHINESE_REQUEST_OPENERS = (
+    "帮我",
+    "请问",
+    "推荐",
+    "给我推荐",
+    "能不能",
+    "可以帮",
+    "写一",
+    "写个",
+    "讲个",
+    "讲讲",
+    "解释一下",
+    "翻译",
+    "列一",
+    "列个",
+    "总结一下",
+    "给我讲",
+    "给我写",
+    "给我列",
+    "给我出",
+    "给我想",
+)
 #: a speaker correcting what they have just said ("Sorry, I meant Portland", "Actually she's eight", "我说错了")
 _SELF_CORRECTION = re.compile(
     r"\b(?:actually|i meant|i mean,|correction|my (?:bad|mistake)|i misspoke|scratch that|oops|"
@@ -47,7 +74,8 @@ def is_request(text: str) -> bool:
 #: words that make up a sentence which neither tells nor asks ("Cool!", "Thanks, Mel!", "Oh wow!")
 _INTERJECTIONS = frozenset(
     "oh ooh wow whoa aw aww yay cool nice great awesome amazing sweet haha hah lol hey hi hello thanks thank "
-    "you congrats congratulations ok okay sure yeah yes yep hmm ah omg my so much".split()
+    "you congrats congratulations ok okay sure yeah yes yep hmm ah omg my so much good morning afternoon evening "
+    "night".split()
 )
 _CHINESE_INTERJECTIONS = frozenset("哇 哇塞 哈哈 哈哈哈 谢谢 好的 嗯 太好了 真棒 厉害 恭喜".split())
 
@@ -85,14 +113,37 @@ _CHINESE_QUESTION_WORDS = (
     "几",
 )
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|me|us)\b")
+#: a clause that tells with its subject dropped, as chat does ("Just sold the Civic, …", "Finally beat Elden Ring
+#: after 140 hours, …"): it opens on a verb in the past tense
+_DROPPED_SUBJECT = re.compile(
+    r"^(?:(?:just|finally|recently|already|today|yesterday|so|ok|okay|officially)\s+)*"
+    r"(?!(?:based|compared|assuming|given|related|concerned|wondered|interested|confused|tired|bored|need|used)\b)"
+    r"(?:\w{3,}ed|got|bought|sold|lost|made|took|went|began|quit|left|found|won|broke|met|had|became|beat|ran|swam|"
+    r"wrote|sent|gave|paid|spent|kept|built|caught|fell|hit|hurt|rode|saw|told|threw|wore|flew|drove|ate|brought|"
+    r"came|did|bit|chose|forgot|grew|sat|sang|slept|sprained|tore|won|woke)\b"
+)
+#: a clause that asks what would be, not what is ("Say I adopted a cat, …", "如果我搬到大理住，…")
+_HYPOTHETICAL = re.compile(r"^(?:if|say|suppose|supposing|imagine|assuming|hypothetically|what if|let'?s say)\b")
+_CHINESE_HYPOTHETICAL = ("如果", "假如", "假设", "要是", "万一", "若是", "假若")
+#: a clause after a request that tells why ("Suggest a skincare routine, I've got oily skin", "帮我列个搬家清单，
+#: 我月底从上海搬到苏州"), not one that only says what is wanted ("…, I want something light")
+_TELLS_AFTER = re.compile(
+    r"^(?:(?:btw|but|and|since|because|cause|cos|as|so)\s+)?(?:i|i'm|i've|i'll|we|we're|we've|my|our)\b"
+)
+_WANTS = re.compile(
+    r"^(?:(?:btw|but|and|so)\s+)?(?:i|we)(?:'d| would| really| just| also| am|'m| was)* "
+    r"(?:want|need|looking for|wonder|wondering|prefer|hope)\b|^(?:i|we)(?:'d| would) like\b"
+)
+_CHINESE_WANTS = ("我想", "我要", "我需要", "我希望", "我们想")
 
 
 def _tells_before_asking(sentence: str) -> bool:
-    """True when a question's clause before its last comma tells something of the speaker ("I just got a 3D
-    printer, where do people find files?", "下个月要去广交会参展了，第一次去，展位上要准备些什么？"): the turn
-    states a fact as well as asking. A short, framing or asking clause tells nothing ("Quick question, …",
-    "对了，…"): in English four words with the speaker in them, in Chinese six characters."""
-    if not sentence.rstrip().endswith(("?", "？")) or not _LAST_CLAUSE.search(sentence):
+    """True when a question's clause before its last break tells something of the speaker ("I just got a 3D
+    printer, where do people find files?", "Moved to Leeds last month, where's good for brunch?",
+    "下个月要去广交会参展了，第一次去，展位上要准备些什么？"): the turn states a fact as well as asking. A short,
+    framing, hypothetical or asking clause tells nothing ("Quick question, …", "Say I adopted a cat, …", "对了，…"):
+    in English four words naming the speaker or opening on a verb in the past, in Chinese six characters."""
+    if not _ends_asking(sentence) or not _LAST_CLAUSE.search(sentence):
         return False
     before = _LAST_CLAUSE.split(sentence)[0].strip()
     if _is_interjection(before) or _asks(before):
@@ -101,19 +152,56 @@ def _tells_before_asking(sentence: str) -> bool:
         return (
             len(re.findall(r"[\u4e00-\u9fff]", before)) >= 6
             and not any(word in before for word in (*_CHINESE_FRAMING, *_CHINESE_QUESTION_WORDS))
-            and not before.startswith(_CHINESE_REQUEST_OPENERS)
+            and not before.startswith((*_CHINESE_REQUEST_OPENERS, *_CHINESE_HYPOTHETICAL))
         )
     lowered = before.lower().lstrip("\"'“‘(")
+    words = re.findall(r"[\w']+", lowered)
     return (
-        len(re.findall(r"[\w']+", lowered)) >= 4
-        and bool(_FIRST_PERSON.search(lowered))
+        (
+            len(words) >= 4
+            and bool(_FIRST_PERSON.search(lowered))
+            or len(words) >= 3
+            and bool(_DROPPED_SUBJECT.match(lowered))
+        )
         and not _FRAMING.search(lowered)
         and not _QUESTION_OPENERS.match(lowered)
+        and not _HYPOTHETICAL.match(lowered)
     )
 
 
+def _tells_after_asking(sentence: str) -> bool:
+    """True when a clause after the first of an asking sentence tells something of the speaker ("Help me word a
+    resignation letter, I'm leaving to care for my mum", "what's a good beginner guitar — my wife got me lessons",
+    "给我推荐点适合孕妇听的音乐，我怀孕五个月了"): the speaker as its subject, not saying only what they want."""
+    for clause in _CLAUSES.split(sentence)[1:]:
+        clause = clause.strip()
+        if has_cjk(clause):
+            if (
+                clause.startswith("我")
+                and len(re.findall(r"[\u4e00-\u9fff]", clause)) >= 5
+                and not clause.startswith(_CHINESE_WANTS)
+                and not any(word in clause for word in (*_CHINESE_FRAMING, *_CHINESE_QUESTION_WORDS))
+            ):
+                return True
+            continue
+        lowered = clause.lower()
+        if (
+            _TELLS_AFTER.match(lowered)
+            and len(re.findall(r"[\w']+", lowered)) >= 3
+            and not _WANTS.match(lowered)
+            and not _FRAMING.search(lowered)
+            and not lowered.rstrip().endswith("?")
+        ):
+            return True
+    return False
+
+
 def _asks_only(sentence: str) -> bool:
-    return _asks(sentence) and not _tells_before_asking(sentence)
+    return _asks(sentence) and not _tells_before_asking(sentence) and not _tells_after_asking(sentence)
+
+
+def _ends_asking(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？")) or sentence.rstrip("。！!. ").endswith(("吗", "呢"))
 
 
 def _sentences(text: str) -> list[str]:

@@ -108,3 +108,23 @@ def test_ends_asking_reads_the_last_sentence_after_any_attachment(text, asks):
 def test_a_question_that_tells_something_first_is_not_only_a_request(text, only_asks):
     assert is_request(text) is only_asks
     assert asks_only(text) is only_asks
+
+
+@pytest.mark.parametrize(
+    "text, only_asks",
+    [
+        ("Just sold the Civic, what should I look at next?", False),  # the subject dropped, as chat does
+        ("Finally paid off the car loan 🎉 what should I save for now?", False),  # an emoji breaks the clause
+        ("Red or green curry, which is milder?", True),  # "red" is no verb in the past
+        ("Say I adopted a cat, how much would food cost?", True),  # what would be, not what is
+        ("如果我搬到杭州，房租大概多少？", True),
+        ("我刚换了新工作，还能休年假吗", False),  # a question by 吗, with no question mark
+        ("Recommend a stroller, we're expecting twins in June.", False),  # a request, then why
+        ("帮我写个自我介绍，我下周一入职新公司做前端开发", False),
+        ("Recommend a novel, I want something light.", True),  # only what is wanted
+        ("Explain how mortgages work.", True),  # an imperative to the assistant
+        ("给我讲个笑话", True),
+    ],
+)
+def test_a_request_reads_what_chat_tells_around_it(text, only_asks):
+    assert is_request(text) is only_asks

@@ -196,8 +196,29 @@ def _tells_after_asking(sentence: str) -> bool:
     return False
 
 
+#: a question that carries a fact of the speaker's inside it ("How do I wash the duvet cover I bought?",
+#: "我下个月去泰国潜水要考什么证？"): something just acquired or begun, or a plan with its date
+_TELLS_INSIDE = re.compile(
+    r"\b(?:i|we) (?:just |recently |finally )?(?:bought|adopted|inherited|booked|started|moved|signed up|joined|"
+    r"ordered|planted|rescued|applied)\b"
+)
+_CHINESE_TELLS_INSIDE = re.compile(r"我们?(?:刚|刚刚|下个?月|下周|明天|最近|今年|上周|昨天|前天|这周|申请的|买的|养的)")
+
+
+def _tells_inside(sentence: str) -> bool:
+    lowered = sentence.lower().lstrip("\"'“‘(")
+    if _HYPOTHETICAL.match(lowered) or lowered.startswith(_CHINESE_HYPOTHETICAL):
+        return False
+    return bool(_TELLS_INSIDE.search(lowered) or _CHINESE_TELLS_INSIDE.search(sentence))
+
+
 def _asks_only(sentence: str) -> bool:
-    return _asks(sentence) and not _tells_before_asking(sentence) and not _tells_after_asking(sentence)
+    return (
+        _asks(sentence)
+        and not _tells_before_asking(sentence)
+        and not _tells_after_asking(sentence)
+        and not _tells_inside(sentence)
+    )
 
 
 def _ends_asking(sentence: str) -> bool:

@@ -124,6 +124,9 @@ def test_a_question_that_tells_something_first_is_not_only_a_request(text, only_
         ("Recommend a novel, I want something light.", True),  # only what is wanted
         ("Explain how mortgages work.", True),  # an imperative to the assistant
         ("给我讲个笑话", True),
+        ("Where can I hang the hammock I bought yesterday?", False),  # a fact inside the question
+        ("我下周去成都出差要带什么？", False),
+        ("Imagine I moved to Lisbon, where would I live?", True),
     ],
 )
 def test_a_request_reads_what_chat_tells_around_it(text, only_asks):

@@ -10,11 +10,7 @@ quit smoking, haven't had a cigarette since" abstains).
 from __future__ import annotations
 
 from pcm.life_facets_diet import DIET_FACETS, NEGATION
-
-_DOGS = (
-    r"dogs?|pupp(?:y|ies)|golden retrievers?|labradors?|corgis?|husk(?:y|ies)|beagles?|poodles?|pugs?|greyhounds?|"
-    r"dachshunds?|border collies?|german shepherds?|chihuahuas?"
-)
+from pcm.life_facets_pets import PET_FACETS
 
 #: words that make a medication a standing one ("any regular medication")
 _REGULAR = r"(?:regular|daily|prescription|long-term|ongoing)"
@@ -49,52 +45,7 @@ _ABROAD_ZH = (
 #: (a state of None says the text asserts nothing on the facet: it masks the states after it)
 FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
     **DIET_FACETS,
-    "pets": (
-        (
-            "none",
-            rf"\b{NEGATION} (?:have|had|own|owned) (?:any )?pets?\b|\bno pets\b|\bpet-free\b|\bnot a pet person\b",
-            r"没(?:有)?养(?:过)?(?:宠物|猫|狗)|不养(?:宠物|猫|狗)|从(?:来)?没养过",
-        ),
-        (
-            "has",
-            r"\b(?:my|our) (?:cats?|dogs?|pupp(?:y|ies)|kittens?|pups?|parrots?|parakeets?|hamsters?|rabbits?|"
-            r"bunn(?:y|ies)|husk(?:y|ies)|labradors?|corgis?|beagles?|poodles?|retrievers?|terriers?)\b|"
-            r"\bwalk(?:ing|ed)? (?:the|my|our|both) (?:dogs?|huskies|pups?)\b|"
-            r"\badopted (?:a|an|two) (?:cats?|dogs?|pupp(?:y|ies)|kittens?|rescue)\b|"
-            r"(?-i:\b[A-Z][a-z]+) the (?:cat|dog|puppy|kitten|pup|bunny|rabbit|hamster|parrot)\b|"
-            r"\b(?:my|our) (?:\w+ )?(?:bearded dragons?|lizards?|snakes?|geckos?|turtles?|tortoises?|fish tank|"
-            r"guinea pigs?|ferrets?|horses?)\b|\blitter box\b|\blet the (?:dogs?|pupp(?:y|ies)|pups?) out\b|"
-            r"\bfeed(?:ing)? the (?:cats?|dogs?)\b",
-            r"我家(?:的)?(?:猫|狗|橘猫|狗狗|猫咪|主子)|我的(?:猫|狗)|养了(?:一|两|三)?(?:只|条)|铲屎|猫粮|狗粮|猫砂|主子|遛狗",
-        ),
-    ),
-    # an allergy to (or fear of) cats or dogs excludes living with one ("allergic to cats" / "our two Maine Coons")
-    "cats": (
-        (
-            "avoids",
-            r"\ballergic to cats\b|\bcat allergy\b|\b(?:afraid|scared|terrified) of cats\b",
-            r"对猫(?:毛)?(?:严重|特别|很)?过敏|猫毛过敏|怕猫",
-        ),
-        (
-            "has",
-            r"\b(?:my|our) (?:\w+ )?(?:cats?|kittens?|kitty|maine coons?|tabby|ragdolls?|siamese)\b|"
-            r"\b(?:i|we) (?:have|got|adopted) (?:a|an|two|three) (?:\w+ )?(?:cats?|kittens?)\b",
-            r"我家(?:的)?(?:猫|橘猫|猫咪|主子)|养了(?:一只|两只|只)?\S{0,2}猫|铲屎",
-        ),
-    ),
-    "dogs": (
-        (
-            "avoids",
-            r"\ballergic to dogs\b|\bdog allergy\b|\b(?:afraid|scared|terrified) of dogs\b",
-            r"对狗(?:毛)?(?:严重|特别|很)?过敏|怕狗",
-        ),
-        (
-            "has",
-            rf"\b(?:my|our) (?:\w+ )?(?:{_DOGS})\b|\bwalk(?:ing|ed)? (?:the|my|our|both) (?:dogs?|{_DOGS})\b",
-            r"我家(?:的)?(?:狗|狗狗|金毛|柯基|哈士奇|边牧|泰迪|柴犬)|养了(?:一只|两只|只|条|一条)?(?:狗|金毛|柯基|哈士奇|边牧|泰迪|柴犬)|"
-            r"遛狗",
-        ),
-    ),
+    **PET_FACETS,
     "children": (
         (
             "none",

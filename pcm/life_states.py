@@ -7,12 +7,12 @@ such implicit revisions at chance (`pcm.perception.relation`), so PCM also reads
 and Chinese expressions (not the words of any one scenario), the categories in which implicit
 contradictions live:
 
-- the table (`pcm.life_facets`, diet and habits in `pcm.life_facets_diet`): meat, seafood, shellfish,
-  dairy, peanuts, gluten, carbs, alcohol, coffee, smoking, spicy food (abstains / consumes); cats and
-  dogs (avoids / has); pets, children, siblings, a car, regular medication (none / has); pregnancy
-  (trying / expecting); partner
-  (single / partnered); work (retired / self-employed / employed); shift (nights / days); schooling
-  (high school / university / postgraduate / graduated); flying; housing (rents / owns);
+- the table (`pcm.life_facets`, diet and habits in `pcm.life_facets_diet`, pets in `pcm.life_facets_pets`):
+  meat, seafood, shellfish, dairy, peanuts, gluten, carbs, alcohol, coffee, smoking, spicy food (abstains /
+  consumes); cats and dogs (lost / avoids / has); pets (lost / none / has); children, siblings, a car, regular
+  medication (none / has); pregnancy (trying / expecting); partner (single / partnered); work (retired /
+  self-employed / employed); shift (nights / days); schooling (high school / university / postgraduate /
+  graduated); flying; housing (rents / owns);
 - open values (`pcm.life_values`): home, employer and field of study clash when disjoint;
 - languages (`pcm.life_values`): `skill:<language>`, lacks / uses;
 - sports (`pcm.life_sports`): `sport:<name>`, does / stopped.

@@ -496,3 +496,24 @@ def test_stopping_a_sport_clashes_with_practising_it_and_gear_sold_or_cancelled_
     assert life_states("医生说三个月不能跑")["sport:running"] == "stopped"
     assert life_states("I run a small bakery every day").get("sport:running") is None  # running a business
     assert not clashes("my tennis lesson got moved to Friday", "I play tennis every Sunday")
+
+
+@pytest.mark.parametrize(
+    ("text", "facet", "state"),
+    [
+        ("We had to put our beagle down on Friday", "dogs", "lost"),
+        ("my cat passed away last night", "cats", "lost"),
+        ("our rabbit died this morning", "pets", "lost"),
+        ("家里的狗狗昨天走了", "dogs", "lost"),
+        ("只好把兔子送人了", "pets", "lost"),
+        ("my neighbour's dog passed away", "dogs", None),  # someone else's
+        ("my childhood dog died when I was 10", "dogs", None),  # long ago
+        ("猫粮没了", "cats", None),  # the food ran out, not the cat
+    ],
+)
+def test_a_pet_that_died_or_went_for_good_is_lost(text, facet, state):
+    assert life_states(text).get(facet) == state
+
+
+def test_losing_a_pet_clashes_with_having_it():
+    assert "cats" in clashes("my cat passed away last night", "my cat Luna sleeps on my keyboard")

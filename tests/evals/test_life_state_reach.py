@@ -166,3 +166,18 @@ def test_the_sport_statement_files_are_two_disjoint_halves():
     assert (len(dev), len(test)) == (150, 150)
     assert not {r["text"] for r in dev} & {r["text"] for r in test}
     assert {r["facet"].split(":")[0] for r in dev + test} == {"sport"}
+
+
+def test_the_pet_statement_files_are_two_disjoint_halves():
+    """evals/data/pet_statements_{dev,test}.jsonl: 200 statements on pets (had, lost, or a near miss) written by a
+    helper that saw no code or data, shuffled and cut in two; the dev half's errors were read while the pet's
+    "lost" state was written, the test half's never."""
+    from pathlib import Path
+
+    from evals.bench.life_state_reach import load_statements
+
+    data = Path(__file__).resolve().parents[2] / "evals" / "data"
+    dev, test = (load_statements(data / f"pet_statements_{half}.jsonl") for half in ("dev", "test"))
+    assert (len(dev), len(test)) == (100, 100)
+    assert not {r["text"] for r in dev} & {r["text"] for r in test}
+    assert {r["facet"] for r in dev + test} == {"cats", "dogs", "pets"}

@@ -538,14 +538,20 @@ def life_states_command(
 def _life_statements(files: list[Path], out: Path) -> None:
     from evals.bench.life_state_reach import load_statements, statement_reads, statements_report
 
+    _per_file_reports(files, load_statements, statement_reads, statements_report, out)
+
+
+def _per_file_reports(files: list[Path], load, measure, report, out: Path) -> None:
+    """`measure` of the rows `load` reads from each of `files`, written to `out` (results.json, report.md) and
+    echoed; a file that cannot be read is an error before anything is written."""
     reports, results = [], {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "files": {}}
     for path in files:
         try:
-            rows = load_statements(path)
+            rows = load(path)
         except (FileNotFoundError, ValueError) as error:
             raise typer.BadParameter(str(error)) from error
-        results["files"][str(path)] = statement_reads(rows)
-        reports.append(statements_report(results["files"][str(path)], str(path)))
+        results["files"][str(path)] = measure(rows)
+        reports.append(report(results["files"][str(path)], str(path)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     (out / "report.md").write_text("\n\n".join(reports) + "\n", encoding="utf-8")
@@ -564,18 +570,7 @@ def speech_acts_command(
     from evals.bench.speech_acts import load_speech_acts, report, request_reads
 
     _setup_logging()
-    reports, results = [], {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "files": {}}
-    for path in data:
-        try:
-            rows = load_speech_acts(path)
-        except (FileNotFoundError, ValueError) as error:
-            raise typer.BadParameter(str(error)) from error
-        results["files"][str(path)] = request_reads(rows)
-        reports.append(report(results["files"][str(path)], str(path)))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    (out / "report.md").write_text("\n\n".join(reports) + "\n", encoding="utf-8")
-    typer.echo("\n\n".join(reports))
+    _per_file_reports(data, load_speech_acts, request_reads, report, out)
 
 
 @app.command("relation-accuracy")

@@ -12,7 +12,7 @@ from evals.bench.speech_acts import load_speech_acts, request_reads
 TURNS = [
     {"id": "a", "lang": "en", "kind": "tell_then_ask", "tells": "yes", "text": "Moved to Oslo in May, any café tips?"},
     {"id": "b", "lang": "en", "kind": "pure_request", "tells": "no", "text": "What's a good podcast?"},
-    {"id": "c", "lang": "en", "kind": "embedded", "tells": "yes", "text": "How do I clean the kayak I bought?"},
+    {"id": "c", "lang": "en", "kind": "embedded", "tells": "yes", "text": "What size crate does my new beagle need?"},
     {"id": "d", "lang": "zh", "kind": "hypothetical", "tells": "no", "text": "如果我每天只睡五个小时，身体会怎样"},
     {"id": "e", "lang": "en", "kind": "embedded", "tells": "borderline", "text": "What should I feed my dog?"},
 ]

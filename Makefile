@@ -19,7 +19,7 @@ LONG_BLIND2 ?= evals/data/scenarios_long_blind2.jsonl
 FOLLOWUPS ?= evals/data/followups_blind.jsonl
 ENTITIES ?= evals/data/entities_dev.jsonl
 
-.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-entities bench-life-states bench-relation bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
+.PHONY: install demo test lint bench-latency bench-scenarios bench-followups bench-entities bench-life-states bench-speech-acts bench-relation bench-locomo bench-scale bench-concurrency bench-llm calibrate fit-relation studio llm-server \
 	docs-images services services-stop
 
 install: $(VENV)/.installed
@@ -78,11 +78,18 @@ bench-followups: install
 bench-entities: install
 	$(PY) -m evals entities --data $(ENTITIES) --out results/entities $(if $(findstring _dev,$(ENTITIES)),--errors,)
 
-# With STATEMENTS (evals/data/life_statements_dev.jsonl, or _test.jsonl for a figures-only run): how the
-# table reads single labelled statements and near misses instead of pairs.
+# With STATEMENTS (evals/data/life_statements_dev.jsonl, or _test.jsonl for a figures-only run; sports and pets in
+# sport_statements_*.jsonl and pet_statements_*.jsonl): how the table reads single labelled statements and near
+# misses instead of pairs.
 bench-life-states: install
 	$(PY) -m evals life-states $(if $(PAIRS),--pairs $(PAIRS),) $(foreach f,$(STATEMENTS),--statements $(f)) \
 		--out results/life-states
+
+# The request guard on labelled turns that ask something: those that also tell a fact read as requests, those
+# that tell nothing read as statements (default: the independent half; SPEECH_ACTS=evals/data/speech_acts_dev.jsonl).
+SPEECH_ACTS ?= evals/data/speech_acts_test.jsonl
+bench-speech-acts: install
+	$(PY) -m evals speech-acts $(foreach f,$(SPEECH_ACTS),--data $(f)) --out results/speech-acts
 
 # The shipped relation model's accuracy on labelled pairs (default: the blind pairs, written apart from its training pairs).
 bench-relation: install

@@ -23,7 +23,7 @@ _ATTACHMENT = re.compile(r"\[[^\[\]]*\]\s*$")
 #: what breaks a sentence into clauses: commas, semicolons, dashes, an ellipsis, an emoji ("Bought a house 🏠 what
 #: should I fix first?")
 _BREAK = "[,;，；—…\u2600-\u27bf\U0001f000-\U0001faff]"
-_LAST_CLAUSE = re.compile(rf"{_BREAK}+(?=[^,;，；—…\u2600-\u27bf\U0001f000-\U0001faff]*$)")
+_LAST_CLAUSE = re.compile(rf"{_BREAK}+(?![\s\S]*{_BREAK})")
 _CLAUSES = re.compile(rf"{_BREAK}+")
 _REQUEST_OPENERS = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please )?(?:help|remind|tell) me\b|^(?:any|some) "
@@ -120,7 +120,7 @@ _DROPPED_SUBJECT = re.compile(
     r"(?!(?:based|compared|assuming|given|related|concerned|wondered|interested|confused|tired|bored|need|used)\b)"
     r"(?:\w{3,}ed|got|bought|sold|lost|made|took|went|began|quit|left|found|won|broke|met|had|became|beat|ran|swam|"
     r"wrote|sent|gave|paid|spent|kept|built|caught|fell|hit|hurt|rode|saw|told|threw|wore|flew|drove|ate|brought|"
-    r"came|did|bit|chose|forgot|grew|sat|sang|slept|sprained|tore|won|woke)\b"
+    r"came|did|bit|chose|forgot|grew|sat|sang|slept|sprained|tore|woke)\b"
 )
 #: a clause that asks what would be, not what is ("Say I adopted a cat, …", "如果我搬到大理住，…")
 _HYPOTHETICAL = re.compile(r"^(?:if|say|suppose|supposing|imagine|assuming|hypothetically|what if|let'?s say)\b")
@@ -232,10 +232,7 @@ def _sentences(text: str) -> list[str]:
 def _asks(sentence: str) -> bool:
     lowered = sentence.lower().lstrip("\"'“‘(")
     return bool(
-        sentence.endswith(("?", "？"))
-        or sentence.rstrip("。！!.").endswith(("吗", "呢"))
-        or _REQUEST_OPENERS.search(lowered)
-        or lowered.startswith(_CHINESE_REQUEST_OPENERS)
+        _ends_asking(sentence) or _REQUEST_OPENERS.search(lowered) or lowered.startswith(_CHINESE_REQUEST_OPENERS)
     )
 
 
@@ -257,8 +254,7 @@ def corrects_itself(text: str) -> bool:
 def ends_asking(text: str) -> bool:
     """True when `text`'s last sentence (after any bracketed attachment, "[image: …]") asks
     something: a turn that hands the conversation to the other speaker, whose next turn answers it."""
-    told = _ATTACHMENT.sub("", text).rstrip()
-    return told.endswith(("?", "？")) or told.rstrip("。！!.").endswith(("吗", "呢"))
+    return _ends_asking(_ATTACHMENT.sub("", text))
 
 
 def told_part(text: str) -> str:

@@ -103,14 +103,17 @@ _PRACTICE = (
 )
 _AS_USUAL = r"as usual|like always|as always|like every week|again (?:this|last|on|tonight|tomorrow|saturday|sunday)"
 _STOP = (
-    r"quit|quitting|gave up|given up|giving up|stopped|stop|done with|retired from|taking a break from|"
+    r"quit|quitting|gave up|given up|giving up|stopped|done with|retired from|taking a break from|"
     r"took a break from|pause|paused|pausing|dropped out of|never picked"
 )
 _WEEKDAY = r"mon|tue|wed|thu|fri|sat|sun"
 #: what one joins to practise a sport, and leaves on stopping ("cancelled my boxing gym membership")
 _JOINED = r"membership|club|team|class|dojo"
 _UNABLE = r"can'?t|cannot|couldn'?t|not allowed to|banned from|unable to|won'?t be able to|not"
-_NOT_NOW = r"for|until|till|anymore|any more|again|at all|right now|at the moment|for now|these days|this"
+_NOT_NOW = (
+    r"for|until|till|anymore|any more|again|at all|right now|at the moment|for now|these days|"
+    r"this (?:week|month|year|season)"
+)
 
 
 def _english(sport: _Sport) -> tuple[re.Pattern, re.Pattern]:

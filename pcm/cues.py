@@ -292,3 +292,32 @@ def _counts(text: str) -> tuple[int, ...]:
         + sum(1 for cue in CHINESE[family] if cue in (told if family == "change" else text))
         for family in FAMILIES
     )
+
+
+#: a first-person opening that tells something begun or acquired ("Just bought a campervan!", "Signed up
+#: for a pottery class", "We're fostering a kitten", "最近入了一台胶片机", "我开始每周去游泳了")
+_ONSET = re.compile(
+    r"(?:^|[.!?]\s+)(?:(?:so|ok|okay|well|guess what|big news|update)[,:!]?\s+)?"
+    r"(?:i|we|i've|we've|i'm|we're)?\s*(?:(?:just|finally|recently|officially|also|have|'ve)\s+){0,2}"
+    r"(?:(?:started|began|starting)(?! to (?:realize|realise|think|feel|see|wonder|understand|notice|believe|worry))|"
+    r"signed up|enrolled|joined|got accepted|booked|bought|adopted|brought home|"
+    r"got (?:a|an|my|our) (?:new |first )?(?!job on)|opened|took up|picked up|treated myself to|"
+    r"(?:started |am |are )?fostering|signed (?:my|our|a)|launched|moved in)\b"
+)
+_CHINESE_ONSET = re.compile(
+    r"^(?:跟你说个事[，,]?)?(?:我们?|最近|这个月|今天|上周|下个月)*(?:也|还|刚|刚刚|已经)?(?:下班后|周末)?"
+    r"(?:开始|报了|报名|入了|买了|迷上|领养|收养|开了个?|加入了|办了)"
+)
+#: an onset of something known again ("started running again", "又开始", "重新") is an episode of it, and
+#: one long past ("I started playing guitar five years ago") is no news
+_NOT_NEW = re.compile(r"\bagain\b|\bback (?:to|into)\b|\b(?:years?|decades?) (?:ago|back)\b|\bwhen i was\b")
+
+
+def tells_onset(text: str) -> bool:
+    """Whether `text` opens a told sentence with something the speaker has just begun, joined or
+    acquired: a new fact about them, whatever its similarity to what they said before."""
+    told = told_part(text).strip()
+    lowered = told.lower()
+    if _NOT_NEW.search(lowered) or "重新" in told or "又" in told:
+        return False
+    return bool(_ONSET.search(lowered) or _CHINESE_ONSET.search(told))

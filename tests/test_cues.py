@@ -2,7 +2,7 @@
 
 import pytest
 
-from pcm.cues import FAMILIES, cue_counts
+from pcm.cues import FAMILIES, cue_counts, tells_onset
 from pcm.speech_acts import asks_only, ends_asking, is_request
 
 
@@ -131,3 +131,24 @@ def test_a_question_that_tells_something_first_is_not_only_a_request(text, only_
 )
 def test_a_request_reads_what_chat_tells_around_it(text, only_asks):
     assert is_request(text) is only_asks
+
+
+@pytest.mark.parametrize(
+    ("text", "onset"),
+    [
+        ("Just bought a secondhand campervan! 2009 Sprinter, needs some work.", True),
+        ("Signed up for the Kyoto half marathon in February! How should I train?", True),
+        ("We're fostering a kitten named Pickle for the next six weeks!", True),
+        ("I've also started tutoring high schoolers in math on weekends.", True),
+        ("最近入了一台海鸥DF-1胶片机，二手的，八百块。", True),
+        ("我开始每周去游泳两次了，社区游泳馆。", True),
+        ("Started running again after the knee surgery.", False),  # an episode of something known
+        ("I started playing acoustic guitar about five years ago.", False),  # long past
+        ("I'm starting to realize how much I needed a break.", False),
+        ("Went for my usual run this morning.", False),
+        ("Did you start the course yet?", False),  # asked, not told
+        ("我又开始失眠了。", False),
+    ],
+)
+def test_an_onset_is_something_just_begun_joined_or_acquired(text, onset):
+    assert tells_onset(text) == onset

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcm.config import PCMContext
+from pcm.cues import tells_onset
 from pcm.formulas import LEVELS, adapted_level_prior, pair_level
 from pcm.life_states import mentions_person, told_of_someone_else
 from pcm.llm import RelationJudgement
@@ -49,6 +50,10 @@ class Router:
         if turn.clashing and not asking:  # the turn's life state excludes a stored one (`pcm.life_states`)
             return Decision("high", "life-state")
         decision = self.level(turn)
+        # "Just bought a secondhand campervan!" resembles the user's van trips: similarity reads it as
+        # known, but what has just begun or been acquired is new
+        if decision.level == "low" and tells_onset(turn.text):
+            return Decision("medium", "onset", decision.probabilities)
         if decision.level == "high":
             if asking:
                 return Decision("low", "question", decision.probabilities)

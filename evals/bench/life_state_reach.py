@@ -90,7 +90,8 @@ def statement_reads(statements: list[dict]) -> dict:
     false_reads, missed = [], []
     for row in statements:
         read = life_states(row["text"]).get(row["facet"])
-        read = read if read is None or isinstance(read, str) else "values"
+        if isinstance(read, frozenset):  # an open value: right when it names the labelled value
+            read = row["state"] if row["state"] in read else "values"
         entry = {"text": row["text"], "lang": row["lang"], "facet": row["facet"], "state": row["state"], "read": read}
         if row["state"] == "none_asserted":
             counts["near_misses"][row["lang"]] += 1

@@ -181,3 +181,23 @@ def test_the_pet_statement_files_are_two_disjoint_halves():
     assert (len(dev), len(test)) == (100, 100)
     assert not {r["text"] for r in dev} & {r["text"] for r in test}
     assert {r["facet"] for r in dev + test} == {"cats", "dogs", "pets"}
+
+
+def test_the_medicine_statement_files_are_two_disjoint_halves_labelled_by_generic_name():
+    """evals/data/medicine_statements_{dev,test}.jsonl: 240 statements on medicines of six classes (the drug taken
+    now, after a switch the new one, or a near miss) written by a helper that saw no code or data, cut in two by a
+    hash of the text; the dev half's errors were read while `pcm.life_medicines` was written, the test half's
+    never. A statement reads right when the table names its labelled drug."""
+    from pathlib import Path
+
+    from evals.bench.life_state_reach import load_statements, statement_reads
+
+    data = Path(__file__).resolve().parents[2] / "evals" / "data"
+    dev, test = (load_statements(data / f"medicine_statements_{half}.jsonl") for half in ("dev", "test"))
+    assert (len(dev), len(test)) == (119, 121)
+    assert not {r["text"] for r in dev} & {r["text"] for r in test}
+    assert {r["facet"].split(":")[0] for r in dev + test} == {"medicine"}
+    switch = {"facet": "medicine:statin", "state": "rosuvastatin", "lang": "zh", "text": "医生把我的立普妥换成了可定"}
+    wrong = {**switch, "state": "atorvastatin"}
+    assert statement_reads([switch])["by_language"]["zh"]["read_right"] == 1
+    assert statement_reads([wrong])["by_language"]["zh"]["read_right"] == 0

@@ -4,6 +4,9 @@ priority as general English and Chinese expressions."""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from pcm.life_facets_diet import NEGATION
 
 _DOGS = (
@@ -95,3 +98,48 @@ PET_FACETS: dict[str, tuple[tuple[str | None, str, str], ...]] = {
         ),
     ),
 }
+
+
+_PET = (
+    r"dog|cat|puppy|pup|kitten|kitty|bunny|rabbit|hamster|parrot|guinea pig|budgie|tortoise|turtle|ferret|rat|"
+    r"hen|chicken|lizard|gecko|snake|horse|cockatiel|parakeet|lab|labrador|retriever|corgi|husky|beagle|poodle|"
+    r"pug|greyhound|dachshund|collie|terrier|spaniel|shepherd"
+)
+_PET_ZH = r"猫|猫咪|狗|狗狗|兔子|兔|仓鼠|鹦鹉|乌龟|金鱼|豚鼠|荷兰猪|柯基|金毛|哈士奇|边牧|泰迪|柴犬|布偶|橘猫|英短"
+_NAME = r"((?-i:[A-Z][a-z]+))"
+#: a name given as a pet's ("our beagle, Biscuit", "Mochi the kitten", "我养了一只兔子，叫团子")
+_NAMED_EN = re.compile(
+    rf"\b(?:{_PET})s?,? (?:named|called) {_NAME}|{_NAME} the (?:[\w-]+ )?(?:{_PET})\b|"
+    rf"\b(?:my|our) (?:[\w-]+ )?(?:{_PET}),? {_NAME}\b",
+    re.I,
+)
+_NAMED_ZH = re.compile(rf"(?:{_PET_ZH})[^。！？]{{0,8}}?(?:叫|名字叫|取名叫?)([\u4e00-\u9fff]{{1,3}})")
+_NOT_PET_NAMES = frozenset("I The A And But So He She It We They Is Was Has Had Who Which That Just".split())
+_ANY_LOSS = re.compile(rf"{_GONE_EN}|\bput \w+ (?:down|to sleep)\b|{_GONE_ZH}", re.I)
+
+
+def may_lose_a_pet(text: str) -> bool:
+    """Whether `text` has any expression of a loss: most texts have none, and are passed over at once."""
+    return bool(_ANY_LOSS.search(text))
+
+
+@lru_cache(maxsize=65536)
+def pet_names(text: str) -> frozenset[str]:
+    """The names `text` gives its speaker's pets (or anyone's: whose pet it is, the loss tells)."""
+    names = {name for match in _NAMED_EN.finditer(text) for name in match.groups() if name}
+    names |= {match.group(1) for match in _NAMED_ZH.finditer(text)}
+    return frozenset(names - _NOT_PET_NAMES)
+
+
+def loses_a_pet_named(text: str, names: frozenset[str]) -> bool:
+    """Whether `text` tells the death or loss of a pet it names only by one of `names` ("团子走了快一个月了",
+    "Biscuit passed away on Sunday")."""
+    if not names or not may_lose_a_pet(text):
+        return False
+    english, chinese = (sorted(n for n in names if n.isascii() == ascii) for ascii in (True, False))
+    found = english and re.search(
+        rf"\b(?:{'|'.join(map(re.escape, english))})\b,? {_GONE_EN}\b|"
+        rf"\b(?:put|lost|buried|said goodbye to) (?:{'|'.join(map(re.escape, english))})\b",
+        text,
+    )
+    return bool(found or chinese and re.search(rf"(?:{'|'.join(chinese)}){_WHEN_ZH}{_GONE_ZH}", text))

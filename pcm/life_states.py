@@ -15,7 +15,9 @@ contradictions live:
   graduated); flying; housing (rents / owns);
 - open values (`pcm.life_values`): home, employer and field of study clash when disjoint;
 - languages (`pcm.life_values`): `skill:<language>`, lacks / uses;
-- sports (`pcm.life_sports`): `sport:<name>`, does / stopped.
+- sports (`pcm.life_sports`): `sport:<name>`, does / stopped;
+- medicines (`pcm.life_medicines`): `medicine:<class>`, the drugs of a class taken now, clashing when disjoint.
+- a pet's loss told by the name a fact gave it ("团子走了" after "我养了一只兔子，叫团子"): `states_with_pets_named`.
 
 `life_states(text)` reads the states a text asserts about its speaker (a clause about a third
 person, "my sister is vegan", the listener, "your steak", or the past, "when I was a kid", asserts
@@ -32,6 +34,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from pcm.life_facets import FACETS
+from pcm.life_facets_pets import loses_a_pet_named, may_lose_a_pet, pet_names
+from pcm.life_medicines import medicines_taken
 from pcm.life_sports import sport_habits
 from pcm.life_values import language_skills, open_values
 
@@ -39,7 +43,7 @@ _CLAUSE_END = re.compile(r"[.!?;:,，。！？；：]")
 #: the people in a speaker's life, each one person or a group the speaker is not part of
 _PEOPLE_EN = (
     r"mom|mum|dad|mother|father|parents|sister|brother|friends?|son|daughter|wife|husband|boyfriend|"
-    r"girlfriend|partner|fianc[ée]e?|roommates?|flatmates?|coworkers?|colleagues?|boss|manager|"
+    r"girlfriend|gf|bf|hubby|partner|fianc[ée]e?|roommates?|flatmates?|coworkers?|colleagues?|boss|manager|"
     r"neighbou?rs?|cousins?|aunt|uncle|grandma|grandpa|kids?|in-laws"
 )
 _PEOPLE_ZH = (
@@ -150,6 +154,7 @@ def life_states(text: str) -> dict[str, str | frozenset[str]]:
                 break
     states.update(language_skills(text, _about_speaker))
     states.update(sport_habits(text, _about_speaker))
+    states.update(medicines_taken(text, _about_speaker))
     states.update(open_values(text, _about_speaker))
     return states
 
@@ -193,5 +198,21 @@ def holding_statements(said: dict[str, str], facets: Iterable[str]) -> list[str]
 
 def clashes(text: str, memory_text: str) -> list[str]:
     """The facets on which `text` and `memory_text` assert states that exclude each other."""
-    new, old = life_states(text), life_states(memory_text)
-    return [facet for facet in new.keys() & old.keys() if excludes(new[facet], old[facet])]
+    return states_clash(life_states(text), memory_text)
+
+
+def states_clash(states: dict[str, str | frozenset[str]], memory_text: str) -> list[str]:
+    """The facets on which `states` (a text's `life_states`) and `memory_text`'s exclude each other."""
+    old = life_states(memory_text)
+    return [facet for facet in states.keys() & old.keys() if excludes(states[facet], old[facet])]
+
+
+def states_with_pets_named(text: str, said: Iterable[str]) -> dict[str, str | frozenset[str]]:
+    """`text`'s life states, with the loss of a pet it names only by a name one of `said` gave a pet ("团子走了"
+    after "我养了一只兔子，叫团子")."""
+    states = life_states(text)
+    if "pets" not in states and may_lose_a_pet(text):
+        names = frozenset().union(*(pet_names(earlier) for earlier in said))
+        if loses_a_pet_named(text, names):
+            return {**states, "pets": "lost"}
+    return states

@@ -517,3 +517,60 @@ def test_a_pet_that_died_or_went_for_good_is_lost(text, facet, state):
 
 def test_losing_a_pet_clashes_with_having_it():
     assert "cats" in clashes("my cat passed away last night", "my cat Luna sleeps on my keyboard")
+
+
+class _SureLow(Router):
+    def level(self, turn):
+        return Decision("low", "calibrated-cheap", {"low": 0.9, "medium": 0.05, "high": 0.05})
+
+
+def test_a_turn_that_tells_an_onset_is_new_even_when_it_resembles_what_is_known():
+    said = "We took the van up the coast again last weekend."
+    decision = _SureLow().decide(_turn("Just bought a secondhand campervan! What should I check first?", said))
+    assert (decision.level, decision.source) == ("medium", "onset")
+    assert _SureLow().decide(_turn("Took the van out again this weekend.", said)).level == "low"
+    assert _SureHigh("calibrated").decide(_turn("Just bought a new car, sold the old one.", said)).level == "high"
+
+
+@pytest.mark.parametrize(
+    ("text", "facet", "drugs"),
+    [
+        ("week 3 on sertraline and the nausea is finally easing up", "antidepressant", {"sertraline"}),
+        ("is it ok to have coffee on 20mg citalopram? I've been on it a year", "antidepressant", {"citalopram"}),
+        ("they moved me from lexapro to zoloft last week", "antidepressant", {"sertraline"}),
+        ("the lexapro makes me yawn so much", "antidepressant", {"escitalopram"}),
+        ("医生把我的立普妥换成了可定", "statin", {"rosuvastatin"}),
+        ("我在吃舍曲林，每天50mg", "antidepressant", {"sertraline"}),
+        ("got my mirena put in yesterday", "birth_control", {"iud"}),
+        ("crestor 10 — does it matter if i take it morning or night", "statin", {"rosuvastatin"}),
+        ("my mom's on warfarin", "anticoagulant", None),  # someone else's
+        ("i was on prozac in college", "antidepressant", None),  # the past
+        ("finally off the sertraline!", "antidepressant", None),  # given up
+        ("is zoloft or lexapro better for anxiety?", "antidepressant", None),  # compared, asked
+        ("should I ask about switching to wellbutrin?", "antidepressant", None),  # weighed
+        ("我妈在吃华法林", "anticoagulant", None),
+    ],
+)
+def test_a_medicine_is_read_by_its_class_where_the_speaker_takes_it_now(text, facet, drugs):
+    assert life_states(text).get(f"medicine:{facet}") == (frozenset(drugs) if drugs else None)
+
+
+def test_two_medicines_of_one_class_clash_and_the_same_one_by_another_name_does_not():
+    taken = "also is it ok to have coffee on 20mg citalopram? I've been on it about a year for anxiety"
+    assert clashes("week 3 on sertraline and the nausea is easing up", taken) == ["medicine:antidepressant"]
+    assert clashes("week 3 on celexa now", taken) == []  # citalopram by its brand
+    assert clashes("started on atorvastatin last month", taken) == []  # another class
+
+
+def test_a_pet_named_only_by_the_name_it_was_given_is_lost_when_its_death_is_told():
+    from pcm.life_states import states_clash, states_with_pets_named
+
+    said = ["兔子能吃香蕉吗", "我养了一只兔子，叫团子，两岁了，垂耳兔"]
+    told = "团子走了快一个月了，笼子和草架还一直放在阳台上"
+    assert life_states(told).get("pets") is None  # alone it names no pet
+    stated = states_with_pets_named(told, said)
+    assert stated["pets"] == "lost" and states_clash(stated, said[1]) == ["pets"]
+    biscuit = states_with_pets_named("Biscuit passed away on Sunday", ["Our beagle, Biscuit, hates rain"])
+    assert biscuit["pets"] == "lost"
+    assert "pets" not in states_with_pets_named("Max passed his driving test!", ["my dog Max loves the beach"])
+    assert "pets" not in states_with_pets_named("团子走了快一个月了", ["我朋友叫团子"])  # not a pet's name

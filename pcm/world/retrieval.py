@@ -52,7 +52,8 @@ from pcm.formulas import (
     retrieval_score,
     smooth_distribution,
 )
-from pcm.life_states import clashes, holding_statements, life_states
+from pcm.life_facets_pets import may_lose_a_pet
+from pcm.life_states import holding_statements, life_states, states_clash, states_with_pets_named
 from pcm.models import RETRIEVABLE_TYPES, NodeType, RetrievedMemory, as_utc
 from pcm.speech_acts import is_request
 from pcm.world.answer_types import answers_raised, asked_types, nearest_answering
@@ -148,20 +149,20 @@ def retrieve(
 def life_state_clashes(
     graph: WeightedKnowledgeGraph, text: str, speaker: str | None, ctx: PCMContext, reach: int = LIFE_STATE_REACH
 ) -> list[RetrievedMemory]:
-    """The speaker's facts whose life state `text` excludes (`pcm.life_states.clashes`): what a turn revises even
+    """The speaker's facts whose life state `text` excludes (`pcm.life_states.states_clash`): what a turn revises even
     when similarity cannot find it (said once, far back, in other words). What the speaker holds on a facet is what
     their latest fact about it says among the `reach` latest facts (not dormant), superseded or not, and every fact
     that has said so since it last changed clashes ("we rent in Pudong", then "I'll tell the landlord"). None when
     `text` asserts no life state or `life_states` is off."""
-    stated = life_states(text) if ctx.life_states else {}
-    if not stated:
+    if not ctx.life_states or not (life_states(text) or may_lose_a_pet(text)):
         return []
     with graph.lock:  # the latest facts, oldest first
         facts = list(islice(reversed(graph.model.by_type[NodeType.FACT.value]), reach))[::-1]
     awake = {i: a for i, a in ((i, graph.attrs(i)) for i in facts) if a["weight"] >= graph.dormant_floor}
     said = {i: a["content"] for i, a in awake.items() if a["source"].get("speaker") == speaker}
     said = {i: content for i, content in said.items() if not is_request(content)}
-    clashing = [i for i in holding_statements(said, stated.keys()) if clashes(text, said[i])]
+    stated = states_with_pets_named(text, said.values())
+    clashing = [i for i in holding_statements(said, stated.keys()) if states_clash(stated, said[i])]
     return [_as_retrieved(graph, i, 0.0, 1.0, graph.attrs(i)["weight"], "life-state") for i in clashing]
 
 

@@ -16,7 +16,7 @@ contradictions live:
 - open values (`pcm.life_values`): home, employer and field of study clash when disjoint;
 - languages (`pcm.life_values`): `skill:<language>`, lacks / uses;
 - sports (`pcm.life_sports`): `sport:<name>`, does / stopped;
-- medicines (`pcm.life_medicines`): `medicine:<class>`, the drugs of a class taken now, clashing when disjoint.
+- medicines (`pcm.life_medicines`): `medicine:<class>`, the drugs of a class taken now, clashing when disjoint;
 - a pet's loss told by the name a fact gave it ("团子走了" after "我养了一只兔子，叫团子"): `states_with_pets_named`.
 
 `life_states(text)` reads the states a text asserts about its speaker (a clause about a third

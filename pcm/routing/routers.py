@@ -36,9 +36,10 @@ class Decision:
 
 
 class Router:
-    """Decides a turn's level. Every router but `off` first applies the guards, and last keeps a turn
-    that only asks, a change told of someone else, an answer to the other party's question, or a turn
-    that would revise only what its speaker said earlier in the same dialogue episode, from correcting."""
+    """Decides a turn's level. Every router but `off` first applies the guards, then reads a "low" turn that
+    tells something just begun or acquired as new (medium), and last keeps a turn that only asks, a change
+    told of someone else, an answer to the other party's question, or a turn that would revise only what
+    its speaker said earlier in the same dialogue episode, from correcting."""
 
     def decide(self, turn: TurnSignals) -> Decision:
         if not turn.memories:

@@ -380,6 +380,55 @@ def test_profiling_contests_the_facts_judged_likely_contradicted_and_decays_noth
     assert len([e for e in graph.edges() if e.relation == "contests"]) == 1
 
 
+def test_profiling_confirms_what_a_novel_turn_supports_but_not_what_it_contests(services_graph, ctx):
+    """A novel turn on a known subject still confirms that subject's memories as maintenance would (by the
+    judge's P(consistent), linked `supports`); a fact it contests keeps its weight and gets no support."""
+    graph, info = services_graph
+    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    kept, doubted = (
+        MemoryNode(
+            content=text, type=NodeType.FACT, weight=0.6, created_at=moment, updated_at=moment, last_accessed=moment
+        )
+        for text in ("I take a pottery class at the community studio.", "I gave up pottery for good last year.")
+    )
+    for node in (kept, doubted):
+        graph.add_node(node, reason="t", agent="t")
+    retrieved = [
+        RetrievedMemory(
+            id=n.id,
+            content=n.content,
+            type=n.type,
+            domain=n.domain,
+            weight=n.weight,
+            similarity=0.8,
+            intent_relevance=1.0,
+            score=0.5,
+            via="search",
+        )
+        for n in (kept, doubted)
+    ]
+    verdicts = {
+        kept.id: {"consistent": 0.7, "novel": 0.25, "contradiction": 0.05},
+        doubted.id: {"consistent": 0.1, "novel": 0.3, "contradiction": 0.6},
+    }
+    observation, changes = apply_profiling(
+        graph,
+        info("Bought my own pottery wheel today."),
+        retrieved,
+        medium_packet(verdicts),
+        ctx.replace(contest_threshold=0.25),
+        None,
+        lambda judged: {m.id: verdicts[m.id] for m in judged},
+    )
+    assert graph.node(kept.id).weight == pytest.approx(reinforce_weight(0.6, ctx.eta, 0.7))
+    assert graph.node(doubted.id).weight == 0.6 and all(c.node_id != doubted.id for c in changes)
+    assert {(e.relation, e.target) for e in graph.edges() if e.source == observation} >= {
+        ("supports", kept.id),
+        ("contests", doubted.id),
+    }
+    assert ("supports", doubted.id) not in {(e.relation, e.target) for e in graph.edges()}
+
+
 def test_profiling_never_contests_a_stored_request(services_graph, ctx):
     """A stored question claimed nothing: like `find_conflicts`, a profiling turn leaves it uncontested."""
     graph, info = services_graph

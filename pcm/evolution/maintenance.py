@@ -156,6 +156,43 @@ def decay_hypotheses(
     return changes
 
 
+def judged_support(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    retrieved: list[RetrievedMemory],
+    ctx: PCMContext,
+    judge: Callable[[list[RetrievedMemory]], dict] | None,
+    exclude: frozenset[str] = frozenset(),
+) -> tuple[list[str], dict | None]:
+    """The memories this turn confirms (`supported_memories`, less `exclude`) and `judge`'s verdicts
+    on those of them that are facts (None when there are none)."""
+    supported = [i for i in supported_memories(graph, info, retrieved, ctx) if i not in exclude]
+    by_id = {m.id: m for m in retrieved}
+    judged = [by_id[i] for i in supported if i in by_id and by_id[i].type == NodeType.FACT]
+    return supported, (judge(judged) if judge and judged else None)
+
+
+def link_support(
+    graph: WeightedKnowledgeGraph,
+    info: TurnInfo,
+    observation_id: str,
+    supported: list[str],
+    reaffirmed: list[str],
+    ctx: PCMContext,
+) -> None:
+    """Links the turn's observation to each memory it confirms (`supports`, or `reaffirms`)."""
+    for node_id in supported:
+        graph.add_edge(
+            MemoryEdge(
+                source=observation_id,
+                target=node_id,
+                relation=REAFFIRMS if node_id in reaffirmed else "supports",
+                weight=ctx.observation_weight,
+                timestamp=info.timestamp,
+            )
+        )
+
+
 def apply_maintenance(
     graph: WeightedKnowledgeGraph,
     info: TurnInfo,
@@ -169,10 +206,7 @@ def apply_maintenance(
     assistant (it claims nothing about the user, yet its question form makes a question-shaped
     query find it)."""
     with graph.lock:
-        supported = supported_memories(graph, info, retrieved, ctx)
-        by_id = {m.id: m for m in retrieved}
-        judged = [by_id[i] for i in supported if i in by_id and by_id[i].type == NodeType.FACT]
-        relations = judge(judged) if judge and judged else None
+        supported, relations = judged_support(graph, info, retrieved, ctx, judge)
         reaffirmed, changes = reaffirm(graph, info, supported, ctx, relations)
         changes += reinforce(graph, info, supported, ctx, relations)
         weight, reason = (
@@ -183,15 +217,6 @@ def apply_maintenance(
         observation, observed = write_memory(
             graph, info, info.content, NodeType.FACT, weight, ctx, agent=AGENT, reason=reason
         )
-        for node_id in supported:
-            graph.add_edge(
-                MemoryEdge(
-                    source=observation.id,
-                    target=node_id,
-                    relation=REAFFIRMS if node_id in reaffirmed else "supports",
-                    weight=ctx.observation_weight,
-                    timestamp=info.timestamp,
-                )
-            )
+        link_support(graph, info, observation.id, supported, reaffirmed, ctx)
         changes = [observed, *changes, *decay_hypotheses(graph, info, supported, ctx)]
         return observation.id, changes

@@ -9,14 +9,17 @@ them confirms it (implicit verification, see maintenance). A turn with no such w
 graph until it decayed. Evidence keywords are
 informative words only (`informative_keywords`): rare in the user's memory and rare in
 general use, so "lately" or "learning" confirm nothing. With an LLM the hypothesis comes
-from an internal monologue.
+from an internal monologue. Like maintenance, it also confirms what the turn supports (all but the
+facts it contests): a new turn on a known subject is still a sign that the subject's memories hold.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pcm.config import PCMContext
 from pcm.evolution import TurnInfo, closest_memory, informative_keywords, write_memory
-from pcm.evolution.maintenance import decay_hypotheses
+from pcm.evolution.maintenance import decay_hypotheses, judged_support, link_support, reinforce
 from pcm.formulas import hypothesis_weight
 from pcm.llm import HypothesisDraft, LLMClient
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
@@ -116,12 +119,18 @@ def apply_profiling(
     packet: SurprisalPacket,
     ctx: PCMContext,
     llm: LLMClient | None,
+    judge: Callable[[list[RetrievedMemory]], dict] | None = None,
 ) -> tuple[str, list[MemoryChange]]:
+    """Stores the turn, writes its hypothesis, and confirms what it supports as maintenance does
+    (`judge` gives P(consistent) of supported facts): a novel turn on a known subject still confirms
+    the memories of that subject, all but those it contests."""
     draft = draft_hypothesis(graph, info, retrieved, llm)
     weight = hypothesis_weight(
         packet.s_eff, packet.theta_low, packet.theta_high, ctx.hypothesis_min_weight, ctx.hypothesis_max_weight
     )
     with graph.lock:
+        contested = contested_facts(graph, packet, ctx)
+        supported, relations = judged_support(graph, info, retrieved, ctx, judge, frozenset(i for i, _ in contested))
         observation, observed = write_memory(
             graph,
             info,
@@ -132,11 +141,12 @@ def apply_profiling(
             agent=AGENT,
             reason="novel observation",
         )
-        changes, written = [observed], []
+        changes, written = [observed, *reinforce(graph, info, supported, ctx, relations)], []
+        link_support(graph, info, observation.id, supported, [], ctx)
         if draft is not None:
             hypothesis_id, hypothesised = _write_hypothesis(graph, info, draft, weight, observation.id, retrieved, ctx)
             changes.append(hypothesised)
             written.append(hypothesis_id)
-        for contested, p_contradiction in contested_facts(graph, packet, ctx):
-            _link(graph, observation.id, contested, "contests", p_contradiction, info)
-        return observation.id, [*changes, *decay_hypotheses(graph, info, written, ctx)]
+        for fact_id, p_contradiction in contested:
+            _link(graph, observation.id, fact_id, "contests", p_contradiction, info)
+        return observation.id, [*changes, *decay_hypotheses(graph, info, written + supported, ctx)]

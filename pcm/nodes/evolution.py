@@ -73,16 +73,30 @@ def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: 
     return {"agent": "correction", "memory_node_id": node_id, "changes": dump(changes)}
 
 
+def support_judge(state: PCMState, ctx: PCMContext, services: Services, text: str):
+    """P(relation) of `text` against given memories, by id: perception's verdicts, plus the relation
+    model's for those it did not judge."""
+    known = (state.get("surprisal") or {}).get("relations") or {}
+    pair_judge = services.pair_judge(ctx)
+
+    def judge(judged: list[RetrievedMemory]) -> dict[str, dict[str, float]]:
+        return {**known, **pair_judge(text, [m for m in judged if m.id not in known])}
+
+    return judge
+
+
 def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
     llm = turn_llm(state, ctx, services)
+    info = turn_info(state, thread_of(config))
     node_id, changes = apply_profiling(
         graph,
-        turn_info(state, thread_of(config)),
+        info,
         evolution_context(state),
         SurprisalPacket.model_validate(state["surprisal"]),
         ctx,
         llm,
+        support_judge(state, ctx, services, info.text),
     )
     return {"agent": "profiling", "memory_node_id": node_id, "changes": dump(changes), **usage_update(state, llm)}
 
@@ -90,12 +104,6 @@ def profile(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: 
 def maintain(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: Services) -> dict:
     graph = services.store.open(user_of(state))
     info = turn_info(state, thread_of(config))
-    known = (state.get("surprisal") or {}).get("relations") or {}
-    pair_judge = services.pair_judge(ctx)
-
-    def judge(judged: list[RetrievedMemory]) -> dict[str, dict[str, float]]:
-        """Perception's verdicts, plus the relation model's for supported facts it did not judge."""
-        return {**known, **pair_judge(info.text, [m for m in judged if m.id not in known])}
-
+    judge = support_judge(state, ctx, services, info.text)
     node_id, changes = apply_maintenance(graph, info, evolution_context(state), ctx, judge)
     return {"agent": "maintenance", "memory_node_id": node_id, "changes": dump(changes)}

@@ -115,7 +115,10 @@ _NAMED_EN = re.compile(
 )
 _NAMED_ZH = re.compile(rf"(?:{_PET_ZH})[^。！？]{{0,8}}?(?:叫|名字叫|取名叫?)([\u4e00-\u9fff]{{1,3}})")
 _NOT_PET_NAMES = frozenset("I The A And But So He She It We They Is Was Has Had Who Which That Just".split())
-_ANY_LOSS = re.compile(rf"{_GONE_EN}|\bput \w+ (?:down|to sleep)\b|{_GONE_ZH}", re.I)
+#: "lost / buried / said goodbye to" then a capitalised word may be a pet's name ("We lost Biscuit in May")
+_ANY_LOSS = re.compile(
+    rf"{_GONE_EN}|\bput \w+ (?:down|to sleep)\b|\b(?:lost|buried|said goodbye to) (?-i:[A-Z])|{_GONE_ZH}", re.I
+)
 
 
 def may_lose_a_pet(text: str) -> bool:
@@ -139,7 +142,7 @@ def loses_a_pet_named(text: str, names: frozenset[str]) -> bool:
     english, chinese = (sorted(n for n in names if n.isascii() == ascii) for ascii in (True, False))
     found = english and re.search(
         rf"\b(?:{'|'.join(map(re.escape, english))})\b,? {_GONE_EN}\b|"
-        rf"\b(?:put|lost|buried|said goodbye to) (?:{'|'.join(map(re.escape, english))})\b",
+        rf"\b(?i:put|lost|buried|said goodbye to) (?:{'|'.join(map(re.escape, english))})\b(?!['’]s)",
         text,
     )
     return bool(found or chinese and re.search(rf"(?:{'|'.join(chinese)}){_WHEN_ZH}{_GONE_ZH}", text))

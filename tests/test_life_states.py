@@ -573,4 +573,7 @@ def test_a_pet_named_only_by_the_name_it_was_given_is_lost_when_its_death_is_tol
     biscuit = states_with_pets_named("Biscuit passed away on Sunday", ["Our beagle, Biscuit, hates rain"])
     assert biscuit["pets"] == "lost"
     assert "pets" not in states_with_pets_named("Max passed his driving test!", ["my dog Max loves the beach"])
+    for loss in ("We lost Biscuit in May.", "Said goodbye to Biscuit this morning."):
+        assert states_with_pets_named(loss, ["Our beagle, Biscuit, hates rain"])["pets"] == "lost"
+    assert "pets" not in states_with_pets_named("We lost Biscuit's leash at the park.", ["our beagle, Biscuit"])
     assert "pets" not in states_with_pets_named("团子走了快一个月了", ["我朋友叫团子"])  # not a pet's name

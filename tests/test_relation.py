@@ -185,6 +185,20 @@ def retrieved(node_id, content, similarity):
     )
 
 
+def stored_facts(graph, texts, weight=0.8):
+    """Facts saying `texts`, stored in `graph` on 2024-05-01."""
+    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    nodes = [
+        MemoryNode(
+            content=text, type=NodeType.FACT, weight=weight, created_at=moment, updated_at=moment, last_accessed=moment
+        )
+        for text in texts
+    ]
+    for node in nodes:
+        graph.add_node(node, reason="t", agent="t")
+    return nodes
+
+
 def test_correction_supersedes_the_memories_judged_contradicted_not_the_most_similar(ctx):
     memories = [
         retrieved("m-pets", "I have two cats at home.", 0.62),
@@ -353,15 +367,7 @@ def test_shipped_pair_thresholds_were_chosen_with_the_shipped_calibration():
 
 def test_profiling_contests_the_facts_judged_likely_contradicted_and_decays_nothing(services_graph, ctx):
     graph, info = services_graph
-    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    diet, pets = (
-        MemoryNode(
-            content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment, last_accessed=moment
-        )
-        for text in ("I'm a vegetarian.", "I have two cats.")
-    )
-    for node in (diet, pets):
-        graph.add_node(node, reason="t", agent="t")
+    diet, pets = stored_facts(graph, ("I'm a vegetarian.", "I have two cats."))
     packet = medium_packet(
         {
             diet.id: {"consistent": 0.2, "novel": 0.4, "contradiction": 0.4},
@@ -384,29 +390,8 @@ def test_profiling_confirms_what_a_novel_turn_supports_but_not_what_it_contests(
     """A novel turn on a known subject still confirms that subject's memories as maintenance would (by the
     judge's P(consistent), linked `supports`); a fact it contests keeps its weight and gets no support."""
     graph, info = services_graph
-    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    kept, doubted = (
-        MemoryNode(
-            content=text, type=NodeType.FACT, weight=0.6, created_at=moment, updated_at=moment, last_accessed=moment
-        )
-        for text in ("I take a pottery class at the community studio.", "I gave up pottery for good last year.")
-    )
-    for node in (kept, doubted):
-        graph.add_node(node, reason="t", agent="t")
-    retrieved = [
-        RetrievedMemory(
-            id=n.id,
-            content=n.content,
-            type=n.type,
-            domain=n.domain,
-            weight=n.weight,
-            similarity=0.8,
-            intent_relevance=1.0,
-            score=0.5,
-            via="search",
-        )
-        for n in (kept, doubted)
-    ]
+    texts = ("I take a pottery class at the community studio.", "I gave up pottery for good last year.")
+    kept, doubted = stored_facts(graph, texts, weight=0.6)
     verdicts = {
         kept.id: {"consistent": 0.7, "novel": 0.25, "contradiction": 0.05},
         doubted.id: {"consistent": 0.1, "novel": 0.3, "contradiction": 0.6},
@@ -414,7 +399,7 @@ def test_profiling_confirms_what_a_novel_turn_supports_but_not_what_it_contests(
     observation, changes = apply_profiling(
         graph,
         info("Bought my own pottery wheel today."),
-        retrieved,
+        [retrieved(n.id, n.content, 0.8) for n in (kept, doubted)],
         medium_packet(verdicts),
         ctx.replace(contest_threshold=0.25),
         None,
@@ -432,15 +417,7 @@ def test_profiling_confirms_what_a_novel_turn_supports_but_not_what_it_contests(
 def test_profiling_never_contests_a_stored_request(services_graph, ctx):
     """A stored question claimed nothing: like `find_conflicts`, a profiling turn leaves it uncontested."""
     graph, info = services_graph
-    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    request, fact = (
-        MemoryNode(
-            content=text, type=NodeType.FACT, weight=0.8, created_at=moment, updated_at=moment, last_accessed=moment
-        )
-        for text in ("Can you suggest a vegetarian recipe?", "I'm a vegetarian.")
-    )
-    for node in (request, fact):
-        graph.add_node(node, reason="t", agent="t")
+    request, fact = stored_facts(graph, ("Can you suggest a vegetarian recipe?", "I'm a vegetarian."))
     verdict = {"consistent": 0.1, "novel": 0.3, "contradiction": 0.6}
     packet = medium_packet({request.id: verdict, fact.id: verdict})
     observation, _ = apply_profiling(

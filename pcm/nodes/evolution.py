@@ -3,6 +3,8 @@ conditional edge that picks one is `pcm.routing.branch_of_level`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from langchain_core.runnables import RunnableConfig
 
 from pcm.config import PCMContext
@@ -73,7 +75,9 @@ def correct(state: PCMState, config: RunnableConfig, ctx: PCMContext, services: 
     return {"agent": "correction", "memory_node_id": node_id, "changes": dump(changes)}
 
 
-def support_judge(state: PCMState, ctx: PCMContext, services: Services, text: str):
+def support_judge(
+    state: PCMState, ctx: PCMContext, services: Services, text: str
+) -> Callable[[list[RetrievedMemory]], dict[str, dict[str, float]]]:
     """P(relation) of `text` against given memories, by id: perception's verdicts, plus the relation
     model's for those it did not judge."""
     known = (state.get("surprisal") or {}).get("relations") or {}

@@ -75,9 +75,16 @@ def is_request(text: str) -> bool:
 _INTERJECTIONS = frozenset(
     "oh ooh wow whoa aw aww yay cool nice great awesome amazing sweet haha hah lol hey hi hello thanks thank "
     "you congrats congratulations ok okay sure yeah yes yep hmm ah omg my so much good morning afternoon evening "
-    "night".split()
+    "night bye goodbye cheers thx ty alright gotcha hahaha lmao yo hiya noted perfect".split()
 )
-_CHINESE_INTERJECTIONS = frozenset("哇 哇塞 哈哈 哈哈哈 谢谢 好的 嗯 太好了 真棒 厉害 恭喜".split())
+_CHINESE_INTERJECTIONS = frozenset(
+    "哇 哇塞 哈哈 哈哈哈 嘿嘿 呵呵 谢谢 谢谢你 谢谢您 多谢 感谢 辛苦了 好 好的 好吧 好嘞 行 行吧 可以 嗯 嗯嗯 哦 噢 哦哦 "
+    "收到 明白 明白了 知道了 懂了 了解 太好了 真棒 厉害 恭喜 你好 您好 哈喽 嗨 在吗 在不在 拜拜 再见 晚安 早 早安".split()
+)
+#: a greeting of the time of day or of an occasion ("早上好", "周末好", "新年好")
+_CHINESE_GREETING = re.compile(r"^(?:早上|上午|中午|下午|晚上|周末|新年|节日|大家)好$")
+#: particles that close a Chinese interjection without changing it ("谢谢啦", "好的呀")
+_CHINESE_PARTICLES = "啦呀哈哦喔嘛噢~～"
 
 
 def asks_only(text: str) -> bool:
@@ -236,9 +243,18 @@ def _asks(sentence: str) -> bool:
     )
 
 
+def states_nothing(text: str) -> bool:
+    """True when every sentence of `text` is an interjection, a greeting, thanks or an acknowledgement ("hi",
+    "ok cool", "谢谢啦", "周末好"): the turn states no fact, so it revises none."""
+    sentences = _sentences(text)
+    return bool(sentences) and all(_is_interjection(sentence) for sentence in sentences)
+
+
 def _is_interjection(sentence: str) -> bool:
     if has_cjk(sentence):
-        return sentence.strip(" ，,.!！~～。") in _CHINESE_INTERJECTIONS
+        clauses = [c.strip(" .!！。?？").rstrip(_CHINESE_PARTICLES) for c in re.split(r"[，,、\s]+", sentence)]
+        clauses = [c for c in clauses if c]
+        return bool(clauses) and all(c in _CHINESE_INTERJECTIONS or _CHINESE_GREETING.match(c) for c in clauses)
     words = re.findall(r"[\w']+", sentence)
     if len(words) > 1 and words[-1][:1].isupper() and words[-1].lower() not in _INTERJECTIONS:
         words = words[:-1]  # a name: "Thanks, Mel!"

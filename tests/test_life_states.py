@@ -9,7 +9,7 @@ from pcm.life_states import clashes, life_states, told_of_someone_else
 from pcm.models import NodeType, RetrievedMemory
 from pcm.perception.surprise import TurnSignals
 from pcm.routing.routers import Decision, Router
-from pcm.speech_acts import asks_only, corrects_itself
+from pcm.speech_acts import asks_only, corrects_itself, states_nothing
 
 
 @pytest.mark.parametrize(
@@ -467,6 +467,18 @@ def test_a_turn_that_only_asks_corrects_nothing():
     for told in ("Wow! I moved to Austin. How is the weather there?", "Engaged! Any tips for the wedding?"):
         assert _AlwaysHigh().decide(_turn(told, "I live in Boston and I'm single.")).level == "high"
     assert not asks_only("Cool!")  # asks nothing either
+
+
+@pytest.mark.parametrize("text", ["hi", "ok cool", "Thanks, Mel!", "谢谢啦", "好的，谢谢", "周末好", "你好"])
+def test_a_greeting_or_thanks_corrects_nothing(text):
+    assert states_nothing(text)
+    decision = _AlwaysHigh().decide(_turn(text, "I'm vegetarian, have been since college."))
+    assert (decision.level, decision.source) == ("low", "states-nothing")
+
+
+@pytest.mark.parametrize("text", ["Thanks, I moved to Austin.", "谢谢你的建议", "好，我们项目已经用Pinia了", "Cool!!! What now?"])
+def test_a_turn_that_tells_or_asks_is_more_than_a_greeting(text):
+    assert not states_nothing(text)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from pcm.llm import RelationJudgement
 from pcm.perception.relation import load_relation_model
 from pcm.perception.surprise import TurnSignals
 from pcm.routing.models import RouterModel, shipped_routers
-from pcm.speech_acts import asks_only, corrects_itself, is_request
+from pcm.speech_acts import asks_only, corrects_itself, is_request, states_nothing
 
 #: the evolution branch of each level
 BRANCH_OF_LEVEL = {"high": "correction", "medium": "profiling", "low": "maintenance"}
@@ -46,6 +46,8 @@ class Router:
             return Decision("low", "empty-retrieval")
         if is_request(turn.text):
             return Decision("low", "request")
+        if states_nothing(turn.text):  # "hi", "谢谢啦": nothing to revise or to learn, whatever its pair verdicts read
+            return Decision("low", "states-nothing")
         # "Cool! What position are you playing for the team?" asks about the team, it states nothing to revise
         asking = asks_only(turn.text)
         if turn.clashing and not asking:  # the turn's life state excludes a stored one (`pcm.life_states`)
@@ -171,7 +173,7 @@ def decide(turn: TurnSignals, ctx: PCMContext) -> Decision:
     if balanced:
         turn.signals["cue_router_high"] = balanced["high"]
     decision = router_for(ctx).decide(turn)
-    if balanced and ctx.router == "calibrated" and decision.source not in ("empty-retrieval", "request"):
+    if balanced and ctx.router == "calibrated" and decision.source not in ("empty-retrieval", "request", "states-nothing"):
         decision.posterior = [round(balanced[c], 4) for c in LEVELS]
     return decision
 

@@ -103,6 +103,10 @@ _CHINESE_FRAMING = ("想问", "请问", "请教", "想知道", "问一下", "问
 _QUESTION_OPENERS = re.compile(
     r"^(?:what|how|where|when|why|which|who|whose|is|are|am|do|does|did|can|could|should|would|will|any|anyone)\b"
 )
+#: a Chinese question as chat writes it, without its question mark: it closes on 吗 or 呢, on a question word or on
+#: an A-not-A choice ("上海首付比例是多少", "海边的民宿贵不贵"), or opens on such a choice ("是不是得去医院看看")
+_CHINESE_ASKING_END = re.compile(r"(?:吗|呢|多少|什么|哪[里儿个些]?|怎么样|怎么办|如何|为什么|(.)不\1)[呀啊嘛]?$")
+_CHINESE_QUESTION_OPENERS = ("是不是", "有没有", "要不要", "会不会", "可不可以", "该不该")
 _CHINESE_QUESTION_WORDS = (
     "什么",
     "怎么",
@@ -229,7 +233,9 @@ def _asks_only(sentence: str) -> bool:
 
 
 def _ends_asking(sentence: str) -> bool:
-    return sentence.rstrip().endswith(("?", "？")) or sentence.rstrip("。！!. ").endswith(("吗", "呢"))
+    if sentence.rstrip().endswith(("?", "？")):
+        return True
+    return has_cjk(sentence) and bool(_CHINESE_ASKING_END.search(sentence.rstrip("。！!. ~～")))
 
 
 def _sentences(text: str) -> list[str]:
@@ -239,7 +245,9 @@ def _sentences(text: str) -> list[str]:
 def _asks(sentence: str) -> bool:
     lowered = sentence.lower().lstrip("\"'“‘(")
     return bool(
-        _ends_asking(sentence) or _REQUEST_OPENERS.search(lowered) or lowered.startswith(_CHINESE_REQUEST_OPENERS)
+        _ends_asking(sentence)
+        or _REQUEST_OPENERS.search(lowered)
+        or lowered.startswith((*_CHINESE_REQUEST_OPENERS, *_CHINESE_QUESTION_OPENERS))
     )
 
 

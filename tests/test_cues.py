@@ -119,6 +119,10 @@ def test_a_question_that_tells_something_first_is_not_only_a_request(text, only_
         ("Say I adopted a cat, how much would food cost?", True),  # what would be, not what is
         ("如果我搬到杭州，房租大概多少？", True),
         ("我刚换了新工作，还能休年假吗", False),  # a question by 吗, with no question mark
+        ("海边的民宿贵不贵", True),  # chat asks without a question mark: an A-not-A choice,
+        ("上海现在首套房首付比例是多少", True),  # a question word last,
+        ("是不是得去医院看看", True),  # or an A-not-A choice first
+        ("我刚换了新工作，不知道年假有多少", False),  # it tells first
         ("Recommend a stroller, we're expecting twins in June.", False),  # a request, then why
         ("帮我写个自我介绍，我下周一入职新公司做前端开发", False),
         ("Recommend a novel, I want something light.", True),  # only what is wanted

@@ -4,8 +4,9 @@ Perception measures the turn's signals (`pcm.perception.surprise`: similarities,
 the relation model's verdicts on the facts it retrieved, the language model's NLL when asked),
 then the router the settings name (`router`) decides the level from them:
 
-- every router but `off` first applies two guards: nothing retrieved → low (there is nothing to
-  revise), a question or request to the assistant (`is_request`) → low (it claims nothing); and a
+- every router but `off` first applies three guards: nothing retrieved → low (there is nothing to
+  revise), a question or request to the assistant (`is_request`) → low (it claims nothing), a turn
+  that states nothing, only a greeting or thanks (`states_nothing`) → low; and a
   turn that only asks (`asks_only`) never corrects, nor, unless an LLM judged it, one in a dialogue
   between people that would revise only what its speaker said earlier in the same episode
   (`revises_this_episode`);

@@ -106,6 +106,12 @@ _QUESTION_OPENERS = re.compile(
 #: a Chinese question as chat writes it, without its question mark: it closes on 吗 or 呢, on a question word or on
 #: an A-not-A choice ("上海首付比例是多少", "海边的民宿贵不贵"), or opens on such a choice ("是不是得去医院看看")
 _CHINESE_ASKING_END = re.compile(r"(?:吗|呢|多少|什么|哪[里儿个些]?|怎么样|怎么办|如何|为什么|(.)不\1)[呀啊嘛]?$")
+#: an English question as chat writes it, without its question mark: its last clause opens on a question word and
+#: the verb it asks with ("how do I write a job ad for a weekend counter", "and what's a quick lunch")
+_ENGLISH_ASKING_CLAUSE = re.compile(
+    r"^(?:(?:and|but|so|also|ok|okay)\s+)*(?:what|how|where|when|why)(?:'s|'re| is| are| do| does| did| can| "
+    r"could| should| would| will)\b"
+)
 _CHINESE_QUESTION_OPENERS = ("是不是", "有没有", "要不要", "会不会", "可不可以", "该不该")
 _CHINESE_QUESTION_WORDS = (
     "什么",
@@ -235,7 +241,13 @@ def _asks_only(sentence: str) -> bool:
 def _ends_asking(sentence: str) -> bool:
     if sentence.rstrip().endswith(("?", "？")):
         return True
-    return has_cjk(sentence) and bool(_CHINESE_ASKING_END.search(sentence.rstrip("。！!. ~～")))
+    if has_cjk(sentence):
+        return bool(_CHINESE_ASKING_END.search(sentence.rstrip("。！!. ~～")))
+    sentences = _sentences(sentence)
+    last = sentences[-1] if sentences else ""
+    if last.endswith((".", "!")):
+        return False
+    return bool(_ENGLISH_ASKING_CLAUSE.match(_LAST_CLAUSE.split(last)[-1].strip().lower()))
 
 
 def _sentences(text: str) -> list[str]:

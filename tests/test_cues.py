@@ -123,6 +123,10 @@ def test_a_question_that_tells_something_first_is_not_only_a_request(text, only_
         ("上海现在首套房首付比例是多少", True),  # a question word last,
         ("是不是得去医院看看", True),  # or an A-not-A choice first
         ("我刚换了新工作，不知道年假有多少", False),  # it tells first
+        ("how do I keep basil alive indoors", True),  # in English, a question word and its verb open the last clause
+        ("ok and where's a good place to buy a used bike", True),
+        ("Rent is steep here, which is why I cycle.", False),  # a relative clause asks nothing
+        ("Hey Mel, what's up? Been a busy week.", False),
         ("Recommend a stroller, we're expecting twins in June.", False),  # a request, then why
         ("帮我写个自我介绍，我下周一入职新公司做前端开发", False),
         ("Recommend a novel, I want something light.", True),  # only what is wanted

@@ -78,8 +78,9 @@ _INTERJECTIONS = frozenset(
     "night bye goodbye cheers thx ty alright gotcha hahaha lmao yo hiya noted perfect".split()
 )
 _CHINESE_INTERJECTIONS = frozenset(
-    "哇 哇塞 哈哈 哈哈哈 嘿嘿 呵呵 谢谢 谢谢你 谢谢您 多谢 感谢 辛苦了 好 好的 好吧 好嘞 行 行吧 可以 嗯 嗯嗯 哦 噢 哦哦 "
-    "收到 明白 明白了 知道了 懂了 了解 太好了 真棒 厉害 恭喜 你好 您好 哈喽 嗨 在吗 在不在 拜拜 再见 晚安 早 早安".split()
+    "哇 哇塞 哈哈 哈哈哈 嘿嘿 呵呵 谢谢 谢谢你 谢谢您 多谢 感谢 辛苦了 好 好的 好吧 好嘞 行 行吧 可以 "
+    "嗯 嗯嗯 哦 噢 哦哦 收到 明白 明白了 知道了 懂了 了解 太好了 真棒 厉害 恭喜 你好 您好 哈喽 嗨 "
+    "在吗 在不在 拜拜 再见 晚安 早 早安".split()
 )
 #: a greeting of the time of day or of an occasion ("早上好", "周末好", "新年好")
 _CHINESE_GREETING = re.compile(r"^(?:早上|上午|中午|下午|晚上|周末|新年|节日|大家)好$")

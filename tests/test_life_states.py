@@ -476,7 +476,9 @@ def test_a_greeting_or_thanks_corrects_nothing(text):
     assert (decision.level, decision.source) == ("low", "states-nothing")
 
 
-@pytest.mark.parametrize("text", ["Thanks, I moved to Austin.", "谢谢你的建议", "好，我们项目已经用Pinia了", "Cool!!! What now?"])
+@pytest.mark.parametrize(
+    "text", ["Thanks, I moved to Austin.", "谢谢你的建议", "好，我们项目已经用Pinia了", "Cool!!! What now?"]
+)
 def test_a_turn_that_tells_or_asks_is_more_than_a_greeting(text):
     assert not states_nothing(text)
 

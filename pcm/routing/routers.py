@@ -173,7 +173,8 @@ def decide(turn: TurnSignals, ctx: PCMContext) -> Decision:
     if balanced:
         turn.signals["cue_router_high"] = balanced["high"]
     decision = router_for(ctx).decide(turn)
-    if balanced and ctx.router == "calibrated" and decision.source not in ("empty-retrieval", "request", "states-nothing"):
+    unrouted = ("empty-retrieval", "request", "states-nothing")  # turns the router never read
+    if balanced and ctx.router == "calibrated" and decision.source not in unrouted:
         decision.posterior = [round(balanced[c], 4) for c in LEVELS]
     return decision
 

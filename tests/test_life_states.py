@@ -8,7 +8,9 @@ from pcm.api import PCM
 from pcm.life_states import clashes, life_states, told_of_someone_else
 from pcm.models import NodeType, RetrievedMemory
 from pcm.perception.surprise import TurnSignals
-from pcm.routing.routers import Decision, Router
+from pcm.formulas import LEVELS
+from pcm.routing.models import RouterModel
+from pcm.routing.routers import CalibratedRouter, Decision, Router
 from pcm.speech_acts import asks_only, corrects_itself, states_nothing
 
 
@@ -591,3 +593,21 @@ def test_a_pet_named_only_by_the_name_it_was_given_is_lost_when_its_death_is_tol
         assert states_with_pets_named(loss, ["Our beagle, Biscuit, hates rain"])["pets"] == "lost"
     assert "pets" not in states_with_pets_named("We lost Biscuit's leash at the park.", ["our beagle, Biscuit"])
     assert "pets" not in states_with_pets_named("团子走了快一个月了", ["我朋友叫团子"])  # not a pet's name
+
+
+def _router_model(intercept: list[float]) -> RouterModel:
+    """A router model that reads nothing and answers P(level) = softmax(`intercept`) (low, medium, high)."""
+    return RouterModel(
+        {"features": ["change_cues"], "classes": list(LEVELS), "mean": [0.0], "scale": [1.0], "coef": [[0.0]] * 3,
+         "intercept": intercept}
+    )
+
+
+def test_the_cheap_router_corrects_only_on_a_cue_of_change():
+    sure_high, sure_low = _router_model([0.0, 0.0, 5.0]), _router_model([5.0, 0.0, 0.0])
+    router = CalibratedRouter(sure_high, sure_low, confidence=0.6)
+    said = "I'm learning the guitar, two years now."
+    uncued = _turn("Still can't play an F chord, it's torture.", said, signals={"change_cues": 0.0})
+    assert (router.level(uncued).level, router.level(uncued).source) == ("low", "calibrated")  # the full stage decides
+    cued = _turn("I gave up the guitar last month.", said, signals={"change_cues": 1.0})
+    assert (router.level(cued).level, router.level(cued).source) == ("high", "calibrated-cheap")

@@ -105,7 +105,10 @@ class CalibratedRouter(Router):
         if self.cheap is not None:
             probabilities = self.cheap.probabilities(turn.signals, turn.prior)
             best = max(probabilities, key=probabilities.get)
-            if probabilities[best] >= self.confidence:
+            # a correction on no cue of change rests on the pair verdicts alone, which long histories show
+            # confidently wrong ("F和弦到现在还按不响" retiring "我在学吉他"): the full stage adds the LM's surprise
+            cued = turn.signals.get("change_cues", 0.0) > 0 or turn.signals.get("exclusive_cues", 0.0) > 0
+            if probabilities[best] >= self.confidence and (best != "high" or cued):
                 return Decision(best, "calibrated-cheap", probabilities)
         if self.full is None:
             return Decision(None, "threshold", probabilities)

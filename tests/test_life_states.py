@@ -5,10 +5,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
+from pcm.formulas import LEVELS
 from pcm.life_states import clashes, life_states, told_of_someone_else
 from pcm.models import NodeType, RetrievedMemory
 from pcm.perception.surprise import TurnSignals
-from pcm.formulas import LEVELS
 from pcm.routing.models import RouterModel
 from pcm.routing.routers import CalibratedRouter, Decision, Router
 from pcm.speech_acts import asks_only, corrects_itself, states_nothing
@@ -598,8 +598,14 @@ def test_a_pet_named_only_by_the_name_it_was_given_is_lost_when_its_death_is_tol
 def _router_model(intercept: list[float]) -> RouterModel:
     """A router model that reads nothing and answers P(level) = softmax(`intercept`) (low, medium, high)."""
     return RouterModel(
-        {"features": ["change_cues"], "classes": list(LEVELS), "mean": [0.0], "scale": [1.0], "coef": [[0.0]] * 3,
-         "intercept": intercept}
+        {
+            "features": ["change_cues"],
+            "classes": list(LEVELS),
+            "mean": [0.0],
+            "scale": [1.0],
+            "coef": [[0.0]] * 3,
+            "intercept": intercept,
+        }
     )
 
 

@@ -4,8 +4,10 @@
 recommend…", "帮我想一个…") from a statement: a request says nothing the memory could hold as true or
 false about the user. A question that tells something first ("I just adopted a puppy, what should I
 feed her?") is a statement too. `asks_only` also lets interjections and thanks pass ("Cool! What
-position are you playing?"); `corrects_itself` finds a speaker revising what they have just said;
-`ends_asking` a turn whose next one answers it; `told_part` a text without its questions.
+position are you playing?"); `states_nothing` finds a turn that only greets, thanks or acknowledges
+("hi", "谢谢啦"); `corrects_itself` a speaker revising what they have just said; `ends_asking` a turn
+whose next one answers it; `told_part` a text without its questions. Chat often asks without a question
+mark ("海边的民宿贵不贵", "how do I keep basil alive indoors"): such a sentence asks too.
 
 Shared by perception (the signals, `pcm.cues`), routing (requests route low) and evolution (a stored
 request is never a conflict), so it sits below all three.

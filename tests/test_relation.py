@@ -269,6 +269,16 @@ def test_common_words_are_not_evidence_keywords(services_graph):
     assert "pottery" in draft.evidence_keywords and "pottery" in draft.hypothesis
 
 
+def test_profiling_a_turn_with_a_word_too_long_for_a_keyword(services_graph, ctx):
+    """A stack trace's class name is longer than a keyword may be: the hypothesis leaves it out, the turn stands."""
+    graph, info = services_graph
+    text = "NullPointerException again, at com.example.order.service.OrderService.calcShippingFee(Order.java:218)"
+    draft = draft_hypothesis(graph, info(text), [], None)
+    assert draft is not None and all(len(keyword) <= 40 for keyword in draft.evidence_keywords)
+    observation, _ = apply_profiling(graph, info(text), [], medium_packet({}), ctx, None)
+    assert graph.node(observation).content == text
+
+
 def test_profiling_keeps_the_observation_but_writes_no_hypothesis_about_nothing(services_graph, ctx):
     """A pleasantry routed to profiling has no informative new word: nothing could confirm a hypothesis
     about it, so only the observation is written (and the other hypotheses still decay)."""

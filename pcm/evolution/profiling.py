@@ -22,6 +22,7 @@ from pcm.evolution import TurnInfo, closest_memory, informative_keywords, write_
 from pcm.evolution.maintenance import decay_hypotheses, judged_support, link_support, reinforce
 from pcm.formulas import hypothesis_weight
 from pcm.llm import HypothesisDraft, LLMClient
+from pcm.llm.replies import MAX_KEYWORD_CHARS
 from pcm.models import MemoryChange, MemoryEdge, NodeType, RetrievedMemory, SurprisalPacket
 from pcm.prompts import HYPOTHESIS_SYSTEM, relation_prompt
 from pcm.speech_acts import is_request
@@ -46,7 +47,8 @@ def draft_hypothesis(
         for w in dict.fromkeys(w.lower() for w in extract_entities(info.text) + content_words(info.text))
         if w not in known
     ]
-    keywords = informative_keywords(graph, new_words)[:6]
+    # a word longer than a keyword may be ("java.lang.NullPointerException…") names nothing a keyword can hold
+    keywords = [w for w in informative_keywords(graph, new_words) if len(w) <= MAX_KEYWORD_CHARS][:6]
     if not keywords:
         return None
     who = info.speaker or "the user"

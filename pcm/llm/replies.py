@@ -15,6 +15,8 @@ from pydantic import BaseModel, Field, field_validator
 from pcm.validation import check_unicode
 
 MAX_TEXT_CHARS = 4000
+#: the longest evidence keyword a hypothesis keeps
+MAX_KEYWORD_CHARS = 40
 #: a reply must be usable text: not a JSON object or list, not a code fence, not empty
 _NOT_PROSE = re.compile(r"^\s*(\{|\[|```)")
 
@@ -100,7 +102,7 @@ class HypothesisDraft(BaseModel):
     @field_validator("evidence_keywords")
     @classmethod
     def _keywords(cls, value: list[str]) -> list[str]:
-        return [check_text(k, "keyword", 40) for k in value if k.strip()]
+        return [check_text(k, "keyword", MAX_KEYWORD_CHARS) for k in value if k.strip()]
 
 
 class ExtractedFact(BaseModel):

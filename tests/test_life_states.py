@@ -5,6 +5,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from evals.bench.scenarios import superseded_by
 from pcm.api import PCM
+from pcm.config import PCMContext
 from pcm.formulas import LEVELS
 from pcm.life_states import clashes, life_states, told_of_someone_else
 from pcm.models import NodeType, RetrievedMemory
@@ -611,9 +612,24 @@ def _router_model(intercept: list[float]) -> RouterModel:
 
 def test_the_cheap_router_corrects_only_on_a_cue_of_change():
     sure_high, sure_low = _router_model([0.0, 0.0, 5.0]), _router_model([5.0, 0.0, 0.0])
-    router = CalibratedRouter(sure_high, sure_low, confidence=0.6)
+    router = CalibratedRouter(sure_high, sure_low, confidence=0.6, uncued_memories=8)
     said = "I'm learning the guitar, two years now."
     uncued = _turn("Still can't play an F chord, it's torture.", said, signals={"change_cues": 0.0})
     assert (router.level(uncued).level, router.level(uncued).source) == ("low", "calibrated")  # the full stage decides
     cued = _turn("I gave up the guitar last month.", said, signals={"change_cues": 1.0})
     assert (router.level(cued).level, router.level(cued).source) == ("high", "calibrated-cheap")
+
+
+def test_an_uncued_correction_is_trusted_only_in_a_small_memory():
+    sure_high = _router_model([0.0, 0.0, 5.0])
+    router = CalibratedRouter(sure_high, sure_high, confidence=0.6, uncued_memories=8)
+    uncued = _turn("I live in Denver, moved here for work.", "I grew up in Ohio.", signals={"change_cues": 0.0})
+    uncued.memory_size = 3  # a new user: the pair verdicts alone may correct
+    assert (router.level(uncued).level, router.level(uncued).source) == ("high", "calibrated")
+    uncued.memory_size = 8  # among many memories the turn is unsure: offline, the safer level
+    assert (router.level(uncued).level, router.level(uncued).source) == ("low", "calibrated-cautious")
+    cued = _turn("I moved to Denver last month.", "I live in Ohio.", signals={"change_cues": 1.0})
+    cued.memory_size = 50  # a cue of change corrects at any size
+    assert router.level(cued).level == "high"
+    with pytest.raises(ValueError, match="uncued_correction_memories"):
+        PCMContext(uncued_correction_memories=-1)

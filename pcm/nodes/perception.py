@@ -105,6 +105,7 @@ def perceive(state: PCMState, ctx: PCMContext, services: Services) -> dict:
             window, state.get("speaker"), state.get("timestamp"), ctx.context_gap_minutes
         ),
         level_prior=user_level_prior(graph, ctx),
+        memory_size=graph.retrievable_count(),
     )
     turn.revises_this_episode = lambda: _revises_this_episode(graph, turn, window, state, ctx, services)
     decision = decide(turn, ctx)

@@ -103,6 +103,8 @@ class TurnSignals:
     #: whether, in a dialogue, what the turn would correct was all said by its speaker earlier in the same
     #: episode (`pcm.nodes.perception`): someone telling their story, not revising it; asked of "high" turns only
     revises_this_episode: Callable[[], bool] = lambda: False
+    #: how many memories the user holds (`uncued_correction_memories`)
+    memory_size: int = 0
 
 
 class SurpriseMonitor:
@@ -183,11 +185,13 @@ class SurpriseMonitor:
         level_prior: list[float] | None = None,
         clashing: list[str] | None = None,
         answers_question: bool = False,
+        memory_size: int = 0,
     ) -> TurnSignals:
         """What routing reads about `text` given the retrieved `memories`: the cheap signals and the
         relation verdicts now, the LM's signals when asked. `level_prior` is the user's own (see
         `adapted_level_prior`; default the configured one). A memory whose life state `text`
-        excludes (`clashing`) is judged contradicted outright (LIFE_STATE_VERDICT)."""
+        excludes (`clashing`) is judged contradicted outright (LIFE_STATE_VERDICT). `memory_size`: how many
+        memories the user holds."""
         context = _context_text(memories, recent)
         signals = self.cheap_signals(text, memories)
         relations = self.relations(text, memories, speaker, ctx)
@@ -203,6 +207,7 @@ class SurpriseMonitor:
             lambda judged: self.judge(text, judged),
             list(clashing or []),
             answers_question,
+            memory_size=memory_size,
         )
 
     def report(

@@ -97,17 +97,20 @@ class ThresholdRouter(Router):
 class CalibratedRouter(Router):
     """The cascade of the cheap router, the full router (with the LM's signals) and the LLM."""
 
-    def __init__(self, cheap: RouterModel | None, full: RouterModel | None, confidence: float):
+    def __init__(self, cheap: RouterModel | None, full: RouterModel | None, confidence: float, uncued_memories: int):
+        """`uncued_memories`: an uncued "high" is trusted only while the user holds fewer memories
+        (`uncued_correction_memories`)."""
         self.cheap, self.full, self.confidence = cheap, full, confidence
+        self.uncued_memories = uncued_memories
 
     def level(self, turn: TurnSignals) -> Decision:
         probabilities: dict[str, float] = {}
+        cued = turn.signals.get("change_cues", 0.0) > 0 or turn.signals.get("exclusive_cues", 0.0) > 0
         if self.cheap is not None:
             probabilities = self.cheap.probabilities(turn.signals, turn.prior)
             best = max(probabilities, key=probabilities.get)
             # a correction on no cue of change rests on the pair verdicts alone, which long histories show
             # confidently wrong ("F和弦到现在还按不响" retiring "我在学吉他"): the full stage adds the LM's surprise
-            cued = turn.signals.get("change_cues", 0.0) > 0 or turn.signals.get("exclusive_cues", 0.0) > 0
             if probabilities[best] >= self.confidence and (best != "high" or cued):
                 return Decision(best, "calibrated-cheap", probabilities)
         if self.full is None:
@@ -115,7 +118,10 @@ class CalibratedRouter(Router):
         turn.add_language_model_signals()
         probabilities = self.full.probabilities(turn.signals, turn.prior)
         level = max(probabilities, key=probabilities.get)
-        if probabilities[level] >= self.confidence:
+        # among many memories the nearest "contradicted" fact is mostly a compatible neighbour ("I live in
+        # Denver" against "I grew up in Ohio"): there an uncued "high" is unsure
+        trusted = level != "high" or cued or turn.memory_size < self.uncued_memories
+        if probabilities[level] >= self.confidence and trusted:
             return Decision(level, "calibrated", probabilities)
         judgement = turn.ask_llm(turn.memories)
         if judgement is not None:
@@ -163,7 +169,9 @@ def router_for(ctx: PCMContext) -> Router:
     if ctx.router == "pair":
         return PairRouter(ctx.relation_model_path, ctx.cascade_confidence)
     if ctx.router == "calibrated":
-        return CalibratedRouter(*shipped_routers(ctx.calibration_path), ctx.cascade_confidence)
+        return CalibratedRouter(
+            *shipped_routers(ctx.calibration_path), ctx.cascade_confidence, ctx.uncued_correction_memories
+        )
     return ThresholdRouter()
 
 

@@ -99,16 +99,12 @@ class PCMContext:
     surprise_context_tokens: int = 96
     cascade_confidence: float = 0.6
     relation_top_k: int = 2  # the router reads verdict maxima; over 3 same-domain facts they inflate (long histories)
-    # an uncued correction (the pair verdicts alone, no cue of change or exclusion) is trusted only while the
-    # user holds fewer memories: among many, the nearest "contradicted" one is mostly a compatible neighbour
-    # (long histories); beyond it such a turn is unsure: the LLM judges it, offline the safer level (0: never trusted)
-    uncued_correction_memories: int = 8
+    uncued_correction_memories: int = 8  # from this many memories an uncued "high" is unsure (docs/design.md)
     life_states: bool = True  # a turn whose life state excludes a stored one is a correction (`pcm.life_states`)
     level_prior: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
     # n₀: each user's share of levels, from their stored facts, shrunk to `level_prior` by n₀ pseudo-turns (0: off)
     level_prior_turns: float = 30.0
-    # EM steps of that estimate (1: the mean re-weighted posterior; more: the MAP estimate; dev LoCoMo)
-    level_prior_iterations: int = 100
+    level_prior_iterations: int = 100  # EM steps of it (1: the mean re-weighted posterior; more: MAP; dev LoCoMo)
     surprise_model: str = ""
     surprise_model_file: str = ""
     # the converted bundled GGUF's folder (loads in ~1 s, not ~10 s); "": $XDG_CACHE_HOME or ~/.cache, /pcm/models
@@ -233,11 +229,8 @@ class PCMContext:
             raise ValueError("domains must not be empty")
         if len(self.level_prior) != 3 or min(self.level_prior) <= 0:
             raise ValueError("level_prior needs three positive numbers (low, medium, high)")
-        if self.level_prior_turns < 0 or self.level_prior_iterations < 1 or self.uncued_correction_memories < 0:
-            raise ValueError(
-                "level_prior_turns and uncued_correction_memories must not be negative and"
-                " level_prior_iterations must be at least 1"
-            )
+        if self.level_prior_turns < 0 or self.uncued_correction_memories < 0 or self.level_prior_iterations < 1:
+            raise ValueError("need level_prior_turns, uncued_correction_memories >= 0, level_prior_iterations >= 1")
         if self.token_budget < 16 or self.eviction_size < 1 or self.relation_top_k < 1:
             raise ValueError("token_budget >= 16, eviction_size >= 1 and relation_top_k >= 1 are required")
         if not 1 <= self.top_k <= MAX_TOP_K or not 0 <= self.expansion_limit <= MAX_TOP_K:

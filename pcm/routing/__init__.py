@@ -14,11 +14,11 @@ then the router the settings name (`router`) decides the level from them:
 - `threshold`: no level of its own; the monitor compares S_eff with θ_low/θ_high;
 - `calibrated` (the default): the cheap logistic router over cue and similarity signals
   settles confident turns (a correction only on a cue of change); otherwise the full router adds
-  the LM signals (its "high" without a cue of change is unsure once the user holds
+  the LM signals (its "high" without a change or exclusive cue is unsure once the user holds
   `uncued_correction_memories` memories); a turn it is still unsure of goes to the LLM when one
   is configured, and without one an unsure "high" falls back to the likelier non-destructive
-  level. Both posteriors are
-  re-weighted by the user's own level prior (`pcm.formulas.adapted_level_prior`);
+  level. Both posteriors are re-weighted by the user's own level prior
+  (`pcm.formulas.adapted_level_prior`);
 - `pair`: `pcm.formulas.pair_level` over the relation model's verdicts, the LLM judging the
   pairs it is unsure of.
 
